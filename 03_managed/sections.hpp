@@ -1,0 +1,6 @@
+// The sections of chapter 03, one source file each.
+#pragma once
+
+#include "common/chapter.hpp"
+
+tutorial::Result run_properties(tutorial::Context& ctx);

@@ -1,0 +1,207 @@
+#include "common/chapter.hpp"
+
+#include "common/check.hpp"
+#include "common/child.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace tutorial {
+
+Context::Context(const char* chapter, const char* section, const Options& options_, int device_)
+    : options(options_), device(device_), chapter_(chapter), section_(section) {}
+
+std::size_t Context::size_or(std::size_t default_bytes) const {
+    return options.size != 0 ? options.size : default_bytes;
+}
+
+int Context::iters_or(int default_iters) const {
+    return options.iters != 0 ? options.iters : default_iters;
+}
+
+Result Context::verdict(bool ok, const std::string& what) {
+    std::printf("%s %s/%s: %s\n", ok ? "PASS" : "FAIL", chapter_, section_, what.c_str());
+    ++verdicts_;
+    result_ = ok ? Result::pass : Result::fail;
+    return result_;
+}
+
+Result Context::skip(const std::string& reason) {
+    std::printf("SKIP: %s/%s: %s\n", chapter_, section_, reason.c_str());
+    ++verdicts_;
+    result_ = Result::skip;
+    return result_;
+}
+
+namespace {
+
+void print_help(const Chapter& chapter) {
+    std::printf("Usage: %s [SECTION...] [OPTIONS]\n", chapter.name);
+    std::printf("%s\n\nSections (all of them, in this order, when none is named):\n", chapter.title);
+    for (const Section& section : chapter.sections) {
+        std::printf("  %-22s %s\n", section.name, section.summary);
+    }
+    std::printf(
+        "\nOptions:\n"
+        "  --list                 list the sections, one per line, and exit\n"
+        "  --device N             run on CUDA device N (default 0)\n"
+        "  --size SIZE            buffer size for sections that take one, with a binary\n"
+        "                         suffix: 4KiB, 256MiB, 1GiB (default: each section's own)\n"
+        "  --iters N              timed repetitions (default: each section's own)\n"
+        "  --quick                small sizes and few repetitions, as the tests run it\n"
+        "  --help                 show this help and exit\n"
+        "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command line,\n"
+        "77 skipped (no usable CUDA device, or a capability the sections need is missing).\n");
+}
+
+const Section* find_section(const Chapter& chapter, const std::string& name) {
+    for (const Section& section : chapter.sections) {
+        if (name == section.name) return &section;
+    }
+    return nullptr;
+}
+
+int run_child_role(const Chapter& chapter, int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "%s: %s needs a role\n", chapter.name, child_flag);
+        return exit_usage;
+    }
+    for (const ChildRole& role : chapter.child_roles) {
+        if (std::strcmp(role.name, argv[2]) == 0) {
+            return role.run(std::vector<std::string>(argv + 3, argv + argc));
+        }
+    }
+    std::fprintf(stderr, "%s: unknown child role '%s'\n", chapter.name, argv[2]);
+    return exit_usage;
+}
+
+// Makes options.device current and prints what it is. Returns exit_usage for a device number or
+// size this machine cannot satisfy; otherwise 0, with `device` set to -1 and `why_not` explaining
+// when there is no usable device (the sections that need one will then skip).
+int select_device(const char* chapter, const Options& options, int& device, std::string& why_not) {
+    device = -1;
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess || count == 0) {
+        const char* hint = status == cudaErrorInsufficientDriver
+                               ? "the NVIDIA driver is missing or older than this CUDA runtime"
+                           : status == cudaErrorNoDevice
+                               ? "no GPU is visible (is CUDA_VISIBLE_DEVICES empty?)"
+                               : "the GPU cannot be used";
+        why_not = std::string("no usable CUDA device: ") + hint + " (cudaGetDeviceCount returned " +
+                  cudaGetErrorName(status) + ")";
+        return 0;
+    }
+    if (options.device >= count) {
+        std::fprintf(stderr, "%s: --device %d: this machine has %d CUDA device%s, numbered from 0\n",
+                     chapter, options.device, count, count == 1 ? "" : "s");
+        return exit_usage;
+    }
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+    if (options.size > prop.totalGlobalMem) {
+        std::fprintf(stderr, "%s: --size %s is larger than the %s of memory on device %d\n", chapter,
+                     format_bytes(options.size).c_str(), format_bytes(prop.totalGlobalMem).c_str(),
+                     options.device);
+        return exit_usage;
+    }
+    int driver = 0;
+    int runtime = 0;
+    CUDA_CHECK(cudaDriverGetVersion(&driver));
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    std::printf("Device %d: %s, compute capability %d.%d, %d SMs, %s; CUDA driver %d.%d, runtime %d.%d\n",
+                options.device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+                format_bytes(prop.totalGlobalMem).c_str(), driver / 1000, driver % 1000 / 10,
+                runtime / 1000, runtime % 1000 / 10);
+    if (prop.major * 10 + prop.minor < 75) {
+        why_not = "device " + std::to_string(options.device) + " has compute capability " +
+                  std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                  "; this course needs 7.5 or newer";
+        return 0;
+    }
+    CUDA_CHECK(cudaSetDevice(options.device));
+    device = options.device;
+    return 0;
+}
+
+}  // namespace
+
+int run_chapter(const Chapter& chapter, int argc, char** argv) {
+    // Line buffering keeps our lines in order with stderr and with child processes' output even
+    // when the output goes to a pipe (as under CTest).
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+    if (argc >= 2 && std::strcmp(argv[1], child_flag) == 0) return run_child_role(chapter, argc, argv);
+
+    Options options;
+    std::string problem = parse_options(argc, argv, options);
+    for (const std::string& name : options.sections) {
+        if (problem.empty() && find_section(chapter, name) == nullptr) {
+            problem = "unknown section '" + name + "' (see --list)";
+        }
+    }
+    if (!problem.empty()) {
+        std::fprintf(stderr, "%s: %s\n", chapter.name, problem.c_str());
+        return exit_usage;
+    }
+    if (options.help) {
+        print_help(chapter);
+        return exit_success;
+    }
+    if (options.list) {
+        for (const Section& section : chapter.sections) {
+            std::printf("%-22s %s\n", section.name, section.summary);
+        }
+        return exit_success;
+    }
+
+    std::vector<const Section*> selected;
+    for (const std::string& name : options.sections) selected.push_back(find_section(chapter, name));
+    if (selected.empty()) {
+        for (const Section& section : chapter.sections) selected.push_back(&section);
+    }
+
+    std::printf("%s: %s\n", chapter.name, chapter.title);
+    bool any_needs_device = false;
+    for (const Section* section : selected) any_needs_device |= section->needs_device;
+    int device = -1;
+    std::string no_device;
+    if (any_needs_device) {
+        const int status = select_device(chapter.name, options, device, no_device);
+        if (status != 0) return status;
+    }
+
+    int passed = 0;
+    int failed = 0;
+    int skipped = 0;
+    for (const Section* section : selected) {
+        std::printf("\n=== %s/%s: %s ===\n", chapter.name, section->name, section->summary);
+        Context context(chapter.name, section->name, options, device);
+        if (section->needs_device && device < 0) {
+            context.skip(no_device);
+        } else {
+            section->run(context);
+        }
+        Result result = context.result();
+        if (context.verdicts() != 1) {
+            // A section must end in exactly one verdict; anything else is a bug in the section.
+            std::printf("FAIL %s/%s: the section printed %d verdicts instead of exactly one\n",
+                        chapter.name, section->name, context.verdicts());
+            result = Result::fail;
+        }
+        passed += result == Result::pass;
+        failed += result == Result::fail;
+        skipped += result == Result::skip;
+    }
+
+    // Destroying the context lets compute-sanitizer's leak check see that everything was freed.
+    if (device >= 0) CUDA_CHECK(cudaDeviceReset());
+
+    std::printf("\n%s: %d passed, %d failed, %d skipped\n", chapter.name, passed, failed, skipped);
+    if (failed > 0) return exit_failure;
+    return passed > 0 ? exit_success : exit_skipped;
+}
+
+}  // namespace tutorial

@@ -1,0 +1,79 @@
+// The skeleton every chapter's main() uses: a list of sections, run in order or by name.
+//
+//   int main(int argc, char** argv) {
+//       const tutorial::Chapter chapter{"03_managed", "Managed memory", {
+//           {"aplusb", "a + b three ways: explicit copies, cudaMallocManaged, __managed__", run_aplusb},
+//       }};
+//       return tutorial::run_chapter(chapter, argc, argv);
+//   }
+//
+// Each section prints a header, narrates, and ends with exactly one verdict line made by
+// Context::verdict (PASS/FAIL) or Context::skip (SKIP). run_chapter turns the verdicts into the
+// exit code: 1 if anything failed, 0 if something passed, 77 if everything was skipped.
+#pragma once
+
+#include "common/cli.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tutorial {
+
+enum class Result { pass, fail, skip };
+
+// Exit codes shared by every program in the course.
+constexpr int exit_success = 0;
+constexpr int exit_failure = 1;  // a verdict was FAIL, or a CUDA call failed
+constexpr int exit_usage = 2;    // bad command line
+constexpr int exit_skipped = 77; // no usable device, or a capability the sections need is missing
+
+class Context {
+public:
+    Context(const char* chapter, const char* section, const Options& options, int device);
+
+    const Options& options;
+    const int device;  // the CUDA device the sections run on (already current), or -1
+
+    bool quick() const { return options.quick; }
+    std::size_t size_or(std::size_t default_bytes) const;
+    int iters_or(int default_iters) const;
+
+    // Prints "PASS <chapter>/<section>: <what>" or "FAIL ...". `what` names what was compared.
+    Result verdict(bool ok, const std::string& what);
+    // Prints "SKIP: <chapter>/<section>: <reason>".
+    Result skip(const std::string& reason);
+
+    int verdicts() const { return verdicts_; }
+    Result result() const { return result_; }
+
+private:
+    const char* chapter_;
+    const char* section_;
+    int verdicts_ = 0;
+    Result result_ = Result::fail;
+};
+
+struct Section {
+    const char* name;
+    const char* summary;
+    Result (*run)(Context&);
+    bool needs_device = true;
+};
+
+// A role the program can play when a section starts it again as a child process (child.hpp).
+// Its function gets the arguments after the role and returns the child's exit code.
+struct ChildRole {
+    const char* name;
+    int (*run)(const std::vector<std::string>& args);
+};
+
+struct Chapter {
+    const char* name;
+    const char* title;
+    std::vector<Section> sections;
+    std::vector<ChildRole> child_roles = {};
+};
+
+int run_chapter(const Chapter& chapter, int argc, char** argv);
+
+}  // namespace tutorial

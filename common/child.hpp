@@ -1,0 +1,70 @@
+// Running part of a section in a separate process.
+//
+// Some lessons are about things that go wrong: an illegal address that kills the CUDA context, an
+// API call that is forbidden, a fork() after CUDA was initialised. Those run in a child process so
+// that the parent survives, inspects how the child ended, and prints the exact error or signal.
+//
+// The child is always a fresh program: we fork() and immediately exec() this same executable with
+// the hidden arguments `--child ROLE ARGS...` (run_chapter dispatches them to the Chapter's
+// child_roles). A fork() that is *not* followed by exec() would hand the child a copy of the
+// parent's CUDA state, which the CUDA driver does not support: that mistake is itself one of the
+// lessons, and this runner never makes it.
+//
+// Neither side can hang on the other: the parent waits with a deadline and kills the child (and
+// anything it started) when it passes; the child is killed when the parent thread that started it
+// dies (PR_SET_PDEATHSIG), and its standard input reaches end-of-file when the parent closes it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace tutorial {
+
+constexpr const char* child_flag = "--child";
+
+struct ChildResult {
+    bool exited = false;     // ended through exit(); exit_code is valid
+    int exit_code = -1;
+    int signal = 0;          // the signal that ended it, when it did not exit
+    bool timed_out = false;  // we killed it (SIGKILL) because the deadline passed
+    std::string output;      // its stdout and stderr, interleaved as written
+
+    // "exited with code 1", "died with SIGSEGV",
+    // "did not finish in time and was killed"
+    std::string describe() const;
+};
+
+class ChildProcess {
+public:
+    // Starts `<this program> --child ROLE ARGS...` with its stdin, stdout and stderr on pipes.
+    ChildProcess(const std::string& role, const std::vector<std::string>& args);
+    ~ChildProcess();  // a child still running is killed and reaped
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    // Writes to the child's stdin. False if the child has gone or did not read within the timeout.
+    bool send(const std::string& text, double timeout_s = 10.0);
+    void close_input();
+
+    // Closes stdin, collects output until the child closes it, then its exit status. A child still
+    // running `timeout_s` seconds after the call is killed.
+    ChildResult wait(double timeout_s);
+
+    pid_t pid() const { return pid_; }
+
+private:
+    pid_t pid_ = -1;
+    int input_ = -1;   // write end of the child's stdin
+    int output_ = -1;  // read end of the child's stdout + stderr
+};
+
+// Starts the child, sends `input`, and waits for it.
+ChildResult run_child(const std::string& role, const std::vector<std::string>& args,
+                      const std::string& input = "", double timeout_s = 30.0);
+
+// Prints the child's output, each line prefixed with "  child| ".
+void print_child_output(const ChildResult& result);
+
+}  // namespace tutorial

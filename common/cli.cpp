@@ -1,0 +1,158 @@
+#include "common/cli.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+namespace tutorial {
+
+namespace {
+
+std::string lowercase(std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+// Splits "123GiB" into digits and suffix; false if it does not start with a digit.
+bool split_number(const std::string& text, std::string& digits, std::string& suffix) {
+    std::size_t end = 0;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    digits = text.substr(0, end);
+    suffix = text.substr(end);
+    return !digits.empty();
+}
+
+// Accumulates decimal digits into `value`; false on overflow.
+bool to_unsigned(const std::string& digits, unsigned long long& value) {
+    value = 0;
+    for (const char c : digits) {
+        const unsigned d = static_cast<unsigned>(c - '0');
+        if (value > (std::numeric_limits<unsigned long long>::max() - d) / 10) return false;
+        value = value * 10 + d;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string parse_size(const std::string& text, std::size_t& bytes) {
+    const std::string quoted = "'" + text + "'";
+    const std::string expected =
+        ": expected a whole number with an optional binary suffix B, KiB, MiB, GiB or TiB "
+        "(for example 256MiB)";
+    std::string digits;
+    std::string suffix;
+    if (!text.empty() && text[0] == '-') return "size " + quoted + " is negative" + expected;
+    if (!split_number(text, digits, suffix)) return "invalid size " + quoted + expected;
+
+    const std::string unit = lowercase(suffix);
+    int shift = -1;
+    if (unit.empty() || unit == "b") shift = 0;
+    if (unit == "kib") shift = 10;
+    if (unit == "mib") shift = 20;
+    if (unit == "gib") shift = 30;
+    if (unit == "tib") shift = 40;
+    if (shift < 0) {
+        if (unit == "kb" || unit == "mb" || unit == "gb" || unit == "tb" || unit == "k" ||
+            unit == "m" || unit == "g" || unit == "t") {
+            return "ambiguous size " + quoted +
+                   ": use a binary suffix (KiB, MiB, GiB, TiB; 1 MiB = 1048576 bytes)";
+        }
+        return "invalid size " + quoted + expected;
+    }
+
+    unsigned long long value = 0;
+    if (!to_unsigned(digits, value) ||
+        value > (std::numeric_limits<std::size_t>::max() >> shift)) {
+        return "size " + quoted + " is too large";
+    }
+    if (value == 0) return "size " + quoted + " must be greater than zero";
+    bytes = static_cast<std::size_t>(value) << shift;
+    return "";
+}
+
+std::string parse_int(const std::string& text, long min, long max, long& value) {
+    const std::string range = " (expected a whole number from " + std::to_string(min) + " to " +
+                              std::to_string(max) + ")";
+    const bool negative = !text.empty() && text[0] == '-';
+    std::string digits;
+    std::string rest;
+    if (!split_number(negative ? text.substr(1) : text, digits, rest) || !rest.empty()) {
+        return "invalid number '" + text + "'" + range;
+    }
+    unsigned long long magnitude = 0;
+    if (!to_unsigned(digits, magnitude) ||
+        magnitude > static_cast<unsigned long long>(std::numeric_limits<long>::max())) {
+        return "number '" + text + "' is out of range" + range;
+    }
+    const long parsed = negative ? -static_cast<long>(magnitude) : static_cast<long>(magnitude);
+    if (parsed < min || parsed > max) return "number '" + text + "' is out of range" + range;
+    value = parsed;
+    return "";
+}
+
+std::string parse_options(int argc, const char* const argv[], Options& options) {
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        std::string value;
+        bool has_value = false;
+        // Accept both "--size 4MiB" and "--size=4MiB".
+        const std::size_t equals = arg.find('=');
+        if (arg.rfind("--", 0) == 0 && equals != std::string::npos) {
+            value = arg.substr(equals + 1);
+            arg = arg.substr(0, equals);
+            has_value = true;
+        }
+        const bool takes_value = arg == "--device" || arg == "--size" || arg == "--iters";
+        if (takes_value && !has_value) {
+            if (i + 1 >= argc) return "option " + arg + " needs a value";
+            value = argv[++i];
+        } else if (!takes_value && has_value) {
+            return "option " + arg + " takes no value";
+        }
+
+        std::string problem;
+        long number = 0;
+        if (arg == "--help" || arg == "-h") {
+            options.help = true;
+        } else if (arg == "--list") {
+            options.list = true;
+        } else if (arg == "--quick") {
+            options.quick = true;
+        } else if (arg == "--device") {
+            problem = parse_int(value, 0, 1023, number);
+            options.device = static_cast<int>(number);
+        } else if (arg == "--iters") {
+            problem = parse_int(value, 1, 1000000, number);
+            options.iters = static_cast<int>(number);
+        } else if (arg == "--size") {
+            problem = parse_size(value, options.size);
+        } else if (arg.size() > 1 && arg[0] == '-') {
+            return "unknown option '" + arg + "' (see --help)";
+        } else {
+            options.sections.push_back(arg);
+        }
+        if (!problem.empty()) return arg + ": " + problem;
+    }
+    return "";
+}
+
+std::string format_bytes(std::size_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    double value = static_cast<double>(bytes);
+    while (value >= 1024.0 && unit < 4) {
+        value /= 1024.0;
+        ++unit;
+    }
+    char text[32];
+    if (value == static_cast<double>(static_cast<unsigned long long>(value))) {
+        std::snprintf(text, sizeof text, "%llu %s", static_cast<unsigned long long>(value),
+                      units[unit]);
+    } else {
+        std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+    }
+    return text;
+}
+
+}  // namespace tutorial

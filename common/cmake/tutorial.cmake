@@ -1,0 +1,212 @@
+# Everything the chapters share at build time. Each chapter's CMakeLists.txt includes this file
+# *before* project(), so that the defaults below are in place when CUDA is enabled:
+#
+#   cmake_minimum_required(VERSION 3.24)
+#   include(${CMAKE_CURRENT_LIST_DIR}/../common/cmake/tutorial.cmake)
+#   project(tutorial_03_managed LANGUAGES CXX CUDA)
+#   enable_testing()
+#   tutorial_chapter(03_managed SOURCES main.cpp aplusb.cu SECTIONS aplusb)
+#   tutorial_add_test(03_managed aplusb EXPECT "PASS 03_managed/aplusb")
+include_guard(GLOBAL)
+
+cmake_path(SET TUTORIAL_ROOT NORMALIZE "${CMAKE_CURRENT_LIST_DIR}/../..")
+
+# GPU code: native code for compute capability 9.0 (H100/H200, where the course is tested) plus
+# PTX for 7.5, the oldest GPU CUDA 13 supports, which the driver compiles for any newer GPU at
+# load time. A -DCMAKE_CUDA_ARCHITECTURES=... (e.g. "native") or the CUDAARCHS environment
+# variable always wins: a cache entry the user set is never overwritten.
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+  set(CMAKE_CUDA_ARCHITECTURES "90-real;75-virtual" CACHE STRING "GPU architectures to build for")
+endif()
+if(NOT DEFINED CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type")
+endif()
+
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_CUDA_STANDARD 17)
+set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+set(CMAKE_CUDA_EXTENSIONS OFF)
+# Every program lands in <build>/bin, whichever folder it was built from.
+if(NOT CMAKE_RUNTIME_OUTPUT_DIRECTORY)
+  set(CMAKE_RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+endif()
+
+if(DEFINED ENV{CI})
+  set(_tutorial_werror_default ON)
+else()
+  set(_tutorial_werror_default OFF)
+endif()
+option(TUTORIAL_WARNINGS_AS_ERRORS "Treat compiler warnings as errors (on when CI is set)"
+       ${_tutorial_werror_default})
+
+# Warnings for host code compiled by the C++ compiler and for the host half of .cu files;
+# -lineinfo lets compute-sanitizer name the source line of a bad access.
+function(tutorial_compile_options target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -lineinfo>)
+  if(TUTORIAL_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+  endif()
+endfunction()
+
+# One chapter: the executable <name> built from SOURCES and linked with common/, plus the host
+# tests every chapter has (help, list, each kind of bad argument, no device). SECTIONS lists the
+# chapter's sections in the order the program runs them; the `list` test checks that they match.
+function(tutorial_chapter name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;SECTIONS")
+  if(NOT arg_SOURCES OR NOT arg_SECTIONS)
+    message(FATAL_ERROR "tutorial_chapter(${name}) needs SOURCES and SECTIONS")
+  endif()
+  if(NOT TARGET tutorial_common)
+    # Building this chapter on its own: bring in common/ from beside it.
+    add_subdirectory("${TUTORIAL_ROOT}/common" "${CMAKE_BINARY_DIR}/common")
+  endif()
+  add_executable(${name} ${arg_SOURCES})
+  target_link_libraries(${name} PRIVATE tutorial_common)
+  tutorial_compile_options(${name})
+  set_property(GLOBAL APPEND PROPERTY TUTORIAL_CHAPTERS ${name})
+
+  list(JOIN arg_SECTIONS " +[^\n]*\n" listing)
+  tutorial_add_test(${name} help HOST ARGS --help EXPECT "Usage: ${name} " "--device N")
+  tutorial_add_test(${name} list HOST ARGS --list EXPECT "(^|\n)${listing} ")
+  tutorial_add_test(${name} bad_section HOST ARGS no_such_section
+                    EXIT_CODE 2 EXPECT "unknown section 'no_such_section'")
+  tutorial_add_test(${name} bad_option HOST ARGS --frobnicate
+                    EXIT_CODE 2 EXPECT "unknown option '--frobnicate'")
+  tutorial_add_test(${name} missing_value HOST ARGS --size
+                    EXIT_CODE 2 EXPECT "option --size needs a value")
+  tutorial_add_test(${name} bad_size HOST ARGS --size 12XB
+                    EXIT_CODE 2 EXPECT "invalid size '12XB'")
+  tutorial_add_test(${name} decimal_size HOST ARGS --size 256MB
+                    EXIT_CODE 2 EXPECT "ambiguous size '256MB': use a binary suffix")
+  tutorial_add_test(${name} zero_size HOST ARGS --size=0
+                    EXIT_CODE 2 EXPECT "size '0' must be greater than zero")
+  tutorial_add_test(${name} overflow_size HOST ARGS --size 99999999TiB
+                    EXIT_CODE 2 EXPECT "size '99999999TiB' is too large")
+  tutorial_add_test(${name} bad_iters HOST ARGS --iters -3
+                    EXIT_CODE 2 EXPECT "--iters: number '-3' is out of range")
+  tutorial_add_test(${name} bad_device HOST ARGS --device one
+                    EXIT_CODE 2 EXPECT "--device: invalid number 'one'")
+  # With every GPU hidden the program must say SKIP and exit 77; this test expects exactly that,
+  # so it passes (rather than skips) on any machine.
+  tutorial_add_test(${name} no_device HOST ARGS --quick ENVIRONMENT "CUDA_VISIBLE_DEVICES="
+                    EXIT_CODE 77 EXPECT "SKIP: ${name}/[a-z_]+: no usable CUDA device")
+  # Limits only a real device can check.
+  tutorial_add_test(${name} size_beyond_device ARGS --size 1000TiB NO_SANITIZE
+                    EXIT_CODE 2 EXPECT "--size 1000 TiB is larger than the .* of memory on device 0")
+  tutorial_add_test(${name} missing_device ARGS --device 1023 NO_SANITIZE
+                    EXIT_CODE 2 EXPECT "--device 1023: this machine has [0-9]+ CUDA device")
+endfunction()
+
+# One test, named <chapter>.<test>. It passes only if the program exits with EXIT_CODE (default
+# 0) AND its output matches every EXPECT regular expression; a test expecting exit 0 also fails on
+# any "FAIL " line. A program that exits 77 when 77 was not expected is reported as skipped.
+#
+#   ARGS ...         command line (default: "<test> --quick", i.e. run the section of that name)
+#   EXPECT ...       regular expressions the output (stdout + stderr) must match
+#   EXIT_CODE n      expected exit code (default 0)
+#   HOST             runs without a GPU (label `host`; otherwise `gpu`)
+#   FAULT            a deliberate-fault demo (label `fault`; not run under compute-sanitizer)
+#   LABELS ...       more labels, e.g. multi_gpu
+#   ENVIRONMENT ...  VAR=value pairs for the test
+#   TIMEOUT s        default 60 (host tests 30)
+#   SANITIZE ...     compute-sanitizer tools for the `sanitize` suite (default: all four)
+#   NO_SANITIZE      keep this GPU test out of the `sanitize` suite
+function(tutorial_add_test chapter test)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE" "EXIT_CODE;TIMEOUT"
+                        "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
+  if(NOT arg_EXPECT)
+    message(FATAL_ERROR "tutorial_add_test(${chapter} ${test}): give at least one EXPECT pattern")
+  endif()
+  if(NOT DEFINED arg_ARGS)
+    set(arg_ARGS ${test} --quick)
+  endif()
+  if(NOT DEFINED arg_EXIT_CODE)
+    set(arg_EXIT_CODE 0)
+  endif()
+  if(arg_HOST)
+    set(kind host)
+    set(default_timeout 30)
+  else()
+    set(kind gpu)
+    set(default_timeout 60)
+  endif()
+  if(NOT DEFINED arg_TIMEOUT)
+    set(arg_TIMEOUT ${default_timeout})
+  endif()
+  set(labels ${chapter} ${kind} ${arg_LABELS})
+  if(arg_FAULT)
+    list(APPEND labels fault)
+  endif()
+
+  _tutorial_register_test(${chapter}.${test} ${chapter} "" "${arg_ARGS}" "${arg_EXPECT}"
+                          ${arg_EXIT_CODE} ${arg_TIMEOUT} "${labels}" "${arg_ENVIRONMENT}")
+
+  # The same run under compute-sanitizer, once per tool, for the `sanitize` suite.
+  if(arg_HOST OR arg_FAULT OR arg_NO_SANITIZE)
+    return()
+  endif()
+  if(NOT DEFINED CACHE{TUTORIAL_COMPUTE_SANITIZER})
+    get_filename_component(cuda_bin "${CMAKE_CUDA_COMPILER}" DIRECTORY)
+    find_program(TUTORIAL_COMPUTE_SANITIZER compute-sanitizer HINTS "${cuda_bin}"
+                 "${cuda_bin}/../compute-sanitizer")
+  endif()
+  if(NOT TUTORIAL_COMPUTE_SANITIZER)
+    return()
+  endif()
+  set(tools ${arg_SANITIZE})
+  if(NOT tools)
+    set(tools memcheck racecheck initcheck synccheck)
+  endif()
+  foreach(tool IN LISTS tools)
+    set(launcher "${TUTORIAL_COMPUTE_SANITIZER}" --tool ${tool} --error-exitcode 1
+                 --check-exit-code no)
+    if(tool STREQUAL "memcheck")
+      list(APPEND launcher --leak-check full)
+    endif()
+    math(EXPR timeout "${arg_TIMEOUT} * 4")
+    set(expect ${arg_EXPECT} "ERROR SUMMARY: 0 errors")
+    set(labels ${chapter} sanitize ${tool} ${arg_LABELS})
+    _tutorial_register_test(${chapter}.${test}.${tool} ${chapter} "${launcher}" "${arg_ARGS}"
+                            "${expect}" ${arg_EXIT_CODE} ${timeout} "${labels}" "${arg_ENVIRONMENT}")
+  endforeach()
+endfunction()
+
+function(_tutorial_register_test name target launcher args expect exit_code timeout labels environment)
+  # Lists travel to the runner script as single -D values: escape their separators.
+  foreach(list_var launcher args expect)
+    string(REPLACE ";" "\\;" ${list_var} "${${list_var}}")
+  endforeach()
+  add_test(NAME ${name}
+           COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${target}>" "-DLAUNCHER=${launcher}"
+                   "-DARGS=${args}" "-DEXPECT=${expect}" "-DEXIT_CODE=${exit_code}"
+                   -P "${TUTORIAL_ROOT}/common/cmake/run_test.cmake")
+  set_tests_properties(${name} PROPERTIES
+    LABELS "${labels}"
+    TIMEOUT ${timeout}
+    SKIP_REGULAR_EXPRESSION "TUTORIAL_TEST_SKIPPED")
+  if(environment)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${environment}")
+  endif()
+endfunction()
+
+# The `tour` target: builds every chapter and runs each in order, full size, as a live demo.
+# Chapters that skip (no GPU) are fine; any other failure fails the target.
+function(tutorial_add_tour)
+  get_property(chapters GLOBAL PROPERTY TUTORIAL_CHAPTERS)
+  set(programs "")
+  foreach(chapter IN LISTS chapters)
+    list(APPEND programs "$<TARGET_FILE:${chapter}>")
+  endforeach()
+  string(REPLACE ";" "\\;" programs "${programs}")
+  add_custom_target(tour
+    COMMAND "${CMAKE_COMMAND}" "-DPROGRAMS=${programs}" -P "${TUTORIAL_ROOT}/common/cmake/tour.cmake"
+    DEPENDS ${chapters}
+    USES_TERMINAL
+    COMMENT "Running every chapter in order")
+endfunction()

@@ -1,0 +1,121 @@
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "tests.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+using tutorial::ChildResult;
+using tutorial::Context;
+using tutorial::Result;
+
+namespace {
+
+// Stands in for a CUDA call that fails, so the test needs no GPU.
+cudaError_t pretend_cuda_malloc() { return cudaErrorMemoryAllocation; }
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+int child_exit(const std::vector<std::string>& args) {
+    std::printf("exiting with %s\n", args.empty() ? "0" : args[0].c_str());
+    return args.empty() ? 0 : std::atoi(args[0].c_str());
+}
+
+int child_abort(const std::vector<std::string>&) {
+    std::abort();
+}
+
+int child_segfault(const std::vector<std::string>&) {
+    std::raise(SIGSEGV);  // stands for a real invalid memory access
+    return 0;
+}
+
+int child_hang(const std::vector<std::string>&) {
+    std::printf("hanging\n");
+    for (;;) pause();
+}
+
+int child_echo(const std::vector<std::string>&) {
+    const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    std::printf("got: %s\n", input.c_str());
+    return 0;
+}
+
+int child_failing_call(const std::vector<std::string>&) {
+    std::printf("before the failing call\n");
+    CUDA_CHECK(pretend_cuda_malloc());
+    std::printf("after the failing call (must not be reached)\n");
+    return 0;
+}
+
+Result test_error_line(Context& ctx) {
+    const std::string expected =
+        "file.cu:12: cudaFree(p) failed: cudaErrorInvalidValue (invalid argument)";
+    const std::string line = tutorial::error_line("file.cu", 12, "cudaFree(p)", cudaErrorInvalidValue);
+    std::printf("error_line(...)  = %s\nexpected         = %s\n\n", line.c_str(), expected.c_str());
+
+    // The macro end to end, in a child: the line on stderr, exit code 1, nothing after it.
+    const ChildResult child = tutorial::run_child("failing_call", {}, "", 30.0);
+    std::printf("CUDA_CHECK(pretend_cuda_malloc()) in a child %s:\n", child.describe().c_str());
+    tutorial::print_child_output(child);
+    const bool macro_ok = child.exited && child.exit_code == 1 &&
+                          contains(child.output, "before the failing call\n") &&
+                          contains(child.output, "child_tests.cpp:") &&
+                          contains(child.output,
+                                   ": pretend_cuda_malloc() failed: cudaErrorMemoryAllocation "
+                                   "(out of memory)\n") &&
+                          !contains(child.output, "after the failing call") &&
+                          child.output.find("before") < child.output.find("failed:");
+    return ctx.verdict(line == expected && macro_ok,
+                       "error_line text and CUDA_CHECK's stderr line and exit code 1 match expectations");
+}
+
+Result test_child_runner(Context& ctx) {
+    struct Case {
+        const char* role;
+        std::vector<std::string> args;
+        std::string input;
+        double timeout_s;
+        std::string expected;  // ChildResult::describe()
+        std::string output;    // must appear in the child's output
+    };
+    const Case cases[] = {
+        {"exit", {"0"}, "", 30, "exited with code 0", "exiting with 0"},
+        {"exit", {"7"}, "", 30, "exited with code 7", "exiting with 7"},
+        {"abort", {}, "", 30, "died with SIGABRT", ""},
+        {"segfault", {}, "", 30, "died with SIGSEGV", ""},
+        {"hang", {}, "", 1.0, "did not finish in time and was killed", "hanging"},
+        {"echo", {}, "handle 0x7f00", 30, "exited with code 0", "got: handle 0x7f00"},
+        {"no_such_role", {}, "", 30, "exited with code 2", "unknown child role 'no_such_role'"},
+    };
+    tutorial::Table table({{"child"}, {"expected"}, {"got"}, {"ms", tutorial::Align::right}, {"ok"}});
+    int wrong = 0;
+    for (const Case& c : cases) {
+        tutorial::HostTimer timer;
+        const ChildResult result = tutorial::run_child(c.role, c.args, c.input, c.timeout_s);
+        const double ms = timer.elapsed_ms();
+        // A killed child must be killed promptly: well within a second of its deadline.
+        const bool prompt = ms < (c.timeout_s + 1.0) * 1000.0;
+        const bool ok = result.describe() == c.expected && contains(result.output, c.output) && prompt;
+        wrong += ok ? 0 : 1;
+        table.add_row({c.role, c.expected, result.describe(), tutorial::format("%.0f", ms), ok ? "yes" : "NO"});
+        if (!ok) tutorial::print_child_output(result);
+    }
+    table.print();
+    const int total = static_cast<int>(std::size(cases));
+    return ctx.verdict(wrong == 0, tutorial::format("%d of %d children ended as expected, with the "
+                                                    "expected output",
+                                                    total - wrong, total));
+}

@@ -1,0 +1,139 @@
+#include "common/cli.hpp"
+#include "common/report.hpp"
+#include "tests.hpp"
+
+#include <string>
+#include <vector>
+
+using tutorial::Context;
+using tutorial::Result;
+using tutorial::Table;
+
+Result test_parse_size(Context& ctx) {
+    struct Good {
+        const char* text;
+        std::size_t bytes;
+    };
+    const Good good[] = {
+        {"1", 1},
+        {"4096", 4096},
+        {"7B", 7},
+        {"4KiB", 4096},
+        {"256MiB", 256ull << 20},
+        {"256mib", 256ull << 20},
+        {"2GiB", 2ull << 30},
+        {"1TiB", 1ull << 40},
+        {"16777215TiB", 16777215ull << 40},
+    };
+    struct Bad {
+        const char* text;
+        const char* message;  // must appear in the error
+    };
+    const Bad bad[] = {
+        {"", "invalid size ''"},
+        {"0", "must be greater than zero"},
+        {"0MiB", "must be greater than zero"},
+        {"-4KiB", "is negative"},
+        {"1.5GiB", "invalid size '1.5GiB'"},
+        {"12XB", "invalid size '12XB'"},
+        {"MiB", "invalid size 'MiB'"},
+        {"256MB", "ambiguous size '256MB'"},
+        {"4k", "ambiguous size '4k'"},
+        {"16777216TiB", "too large"},
+        {"99999999999999999999", "too large"},
+        {"4 KiB", "invalid size '4 KiB'"},
+    };
+
+    Table table({{"input"}, {"expected"}, {"got"}, {"ok"}});
+    int wrong = 0;
+    for (const Good& g : good) {
+        std::size_t bytes = 0;
+        const std::string problem = tutorial::parse_size(g.text, bytes);
+        const bool ok = problem.empty() && bytes == g.bytes;
+        wrong += ok ? 0 : 1;
+        table.add_row({g.text, std::to_string(g.bytes),
+                       problem.empty() ? std::to_string(bytes) : problem, ok ? "yes" : "NO"});
+    }
+    for (const Bad& b : bad) {
+        std::size_t bytes = 0;
+        const std::string problem = tutorial::parse_size(b.text, bytes);
+        const bool ok = problem.find(b.message) != std::string::npos;
+        wrong += ok ? 0 : 1;
+        table.add_row({std::string("'") + b.text + "'", b.message, problem.empty() ? "accepted" : problem,
+                       ok ? "yes" : "NO"});
+    }
+    table.print();
+    const int cases = static_cast<int>(std::size(good) + std::size(bad));
+    return ctx.verdict(wrong == 0, tutorial::format("%d of %d size strings parsed as expected",
+                                                    cases - wrong, cases));
+}
+
+Result test_parse_options(Context& ctx) {
+    struct Case {
+        std::vector<const char*> argv;
+        const char* problem;  // "" when the line is valid
+    };
+    const Case cases[] = {
+        {{"x"}, ""},
+        {{"x", "a", "b", "--device", "1", "--size=64KiB", "--iters", "5", "--quick"}, ""},
+        {{"x", "--list"}, ""},
+        {{"x", "-h"}, ""},
+        {{"x", "--size"}, "option --size needs a value"},
+        {{"x", "--quick=yes"}, "option --quick takes no value"},
+        {{"x", "--iters", "0"}, "--iters: number '0' is out of range"},
+        {{"x", "--iters", "5x"}, "--iters: invalid number '5x'"},
+        {{"x", "--device", "-1"}, "--device: number '-1' is out of range"},
+        {{"x", "--device", "99999999999999999999"}, "out of range"},
+        {{"x", "--bogus"}, "unknown option '--bogus'"},
+        {{"x", "-"}, ""},  // a lone "-" is a (bad) section name, left to run_chapter to reject
+    };
+    int wrong = 0;
+    for (const Case& c : cases) {
+        tutorial::Options options;
+        const std::string problem =
+            tutorial::parse_options(static_cast<int>(c.argv.size()), c.argv.data(), options);
+        const bool ok = std::string(c.problem).empty() ? problem.empty()
+                                                       : problem.find(c.problem) != std::string::npos;
+        if (!ok) {
+            ++wrong;
+            std::printf("  unexpected result for argument %zu: '%s'\n", c.argv.size() - 1, problem.c_str());
+        }
+    }
+    // The full valid line must have landed in the fields.
+    const char* full[] = {"x", "a", "b", "--device", "1", "--size=64KiB", "--iters", "5", "--quick"};
+    tutorial::Options options;
+    tutorial::parse_options(9, full, options);
+    const bool fields = options.sections == std::vector<std::string>{"a", "b"} && options.device == 1 &&
+                        options.size == 65536 && options.iters == 5 && options.quick && !options.list;
+    std::printf("%zu command lines checked; fields of the full line %s\n", std::size(cases),
+                fields ? "as expected" : "WRONG");
+    return ctx.verdict(wrong == 0 && fields,
+                       tutorial::format("%d of %zu command lines gave the expected result, and the "
+                                        "parsed fields match",
+                                        static_cast<int>(std::size(cases)) - wrong, std::size(cases)));
+}
+
+Result test_format(Context& ctx) {
+    struct Case {
+        std::string got;
+        std::string expected;
+    };
+    const Case cases[] = {
+        {tutorial::format_bytes(100), "100 B"},
+        {tutorial::format_bytes(4096), "4 KiB"},
+        {tutorial::format_bytes(256ull << 20), "256 MiB"},
+        {tutorial::format_bytes(3ull << 29), "1.5 GiB"},
+        {tutorial::format("%d|%.2f|%s", 7, 2.5, "x"), "7|2.50|x"},
+        {tutorial::format("%s", std::string(300, 'a').c_str()), std::string(300, 'a')},
+    };
+    Table table({{"got"}, {"expected"}});
+    int wrong = 0;
+    for (const Case& c : cases) {
+        wrong += c.got == c.expected ? 0 : 1;
+        table.add_row({c.got.substr(0, 20), c.expected.substr(0, 20)});
+    }
+    table.print();
+    return ctx.verdict(wrong == 0, tutorial::format("%d of %zu formatted strings match",
+                                                    static_cast<int>(std::size(cases)) - wrong,
+                                                    std::size(cases)));
+}
