@@ -19,9 +19,10 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
          device_attribute(ctx.device, cudaDevAttrCanUseHostPointerForRegisteredMem),
          "cudaHostRegister'ed memory has the same address on the device"},
     };
-    return tutorial::check_device_facts(ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts,
-                                        prop.unifiedAddressing
-                              ? "UVA is on: any pointer can be asked where it lives, and cudaMemcpyDefault\n"
-                                "can work out the direction of a copy from the addresses alone."
-                              : "UVA is off: every copy must name its direction explicitly.");
+    return tutorial::check_device_facts(
+        ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts,
+        prop.unifiedAddressing
+            ? "UVA is on: any pointer can be asked where it lives, and cudaMemcpyDefault\n"
+              "can work out the direction of a copy from the addresses alone."
+            : "UVA is off: every copy must name its direction explicitly.");
 }

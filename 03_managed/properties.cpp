@@ -11,19 +11,19 @@ namespace {
 const char* unified_memory_kind(const cudaDeviceProp& prop) {
     if (!prop.managedMemory) return "no managed memory at all";
     if (prop.pageableMemoryAccess && prop.pageableMemoryAccessUsesHostPageTables) {
-        return "hardware coherent: the GPU uses the CPU's page tables (e.g. Grace Hopper); "
+        return "hardware coherent: the GPU uses the CPU's page tables (e.g. Grace Hopper);\n"
                "even malloc memory works in kernels";
     }
     if (prop.pageableMemoryAccess) {
-        return "HMM: the driver mirrors the CPU's page tables in software; malloc memory works "
-               "in kernels";
+        return "HMM: the driver mirrors the CPU's page tables in software;\n"
+               "malloc memory works in kernels";
     }
     if (prop.concurrentManagedAccess) {
-        return "full managed memory on demand paging: pages migrate on first touch, CPU and GPU "
-               "may access concurrently; malloc memory does NOT work in kernels";
+        return "managed memory with on-demand paging: pages migrate on first touch and\n"
+               "CPU and GPU may access them concurrently; malloc memory does NOT work in kernels";
     }
-    return "limited managed memory (Windows, WSL, Jetson): the GPU owns all managed memory while "
-           "any kernel runs, and a CPU access then is a segmentation fault";
+    return "limited managed memory (Windows, WSL, Jetson): the GPU owns all managed memory\n"
+           "while any kernel runs, and a CPU access then is a segmentation fault";
 }
 
 }  // namespace
@@ -51,6 +51,7 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
          device_attribute(ctx.device, cudaDevAttrHostNativeAtomicSupported),
          "GPU atomics on host memory are native, not emulated"},
     };
-    return tutorial::check_device_facts(ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts,
-                                        std::string("This system: ") + unified_memory_kind(prop) + ".");
+    return tutorial::check_device_facts(
+        ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts,
+        std::string("This system: ") + unified_memory_kind(prop) + ".");
 }

@@ -10,8 +10,7 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
     const std::vector<tutorial::DeviceFact> facts = {
         {"managedMemory", prop.managedMemory,
-         device_attribute(ctx.device, cudaDevAttrManagedMemory),
-         "cudaMallocManaged works"},
+         device_attribute(ctx.device, cudaDevAttrManagedMemory), "cudaMallocManaged works"},
         {"concurrentManagedAccess", prop.concurrentManagedAccess,
          device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess),
          "0: CPU access during any kernel faults unless the memory is attached elsewhere"},

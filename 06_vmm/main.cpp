@@ -6,7 +6,8 @@ int main(int argc, char** argv) {
         "06_vmm",
         "Virtual memory management: create, reserve, map, access, grow, alias",
         {
-            {"properties", "VMM support and allocation granularity, from the driver API", run_properties},
+            {"properties", "VMM support and allocation granularity, from the driver API",
+             run_properties},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -6,7 +6,8 @@ int main(int argc, char** argv) {
         "07_ipc",
         "Sharing GPU memory and events between processes",
         {
-            {"properties", "the device attributes inter-process sharing depends on", run_properties},
+            {"properties", "the device attributes inter-process sharing depends on",
+             run_properties},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -19,10 +19,10 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
          driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
          "cudaMallocAsync pools, which can be exported too"},
     };
-    const int fd_handles =
-        driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
+    const int fd_handles = driver_attribute(
+        ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
     return tutorial::check_device_facts(
-        ctx, "runtime", "driver", facts,
+        ctx, "cudaDeviceGetAttribute", "cuDeviceGetAttribute", facts,
         fd_handles ? "cuMemCreate allocations can also be exported as POSIX file descriptors\n"
                      "(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 1)."
                    : "cuMemCreate allocations cannot be exported as POSIX file descriptors here.");

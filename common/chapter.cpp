@@ -39,7 +39,8 @@ namespace {
 
 void print_help(const Chapter& chapter) {
     std::printf("Usage: %s [SECTION...] [OPTIONS]\n", chapter.name);
-    std::printf("%s\n\nSections (all of them, in this order, when none is named):\n", chapter.title);
+    std::printf("%s\n\nSections (all of them, in this order, when none is named):\n",
+                chapter.title);
     for (const Section& section : chapter.sections) {
         std::printf("  %-22s %s\n", section.name, section.summary);
     }
@@ -52,7 +53,8 @@ void print_help(const Chapter& chapter) {
         "  --iters N              timed repetitions (default: each section's own)\n"
         "  --quick                small sizes and few repetitions, as the tests run it\n"
         "  --help                 show this help and exit\n"
-        "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command line,\n"
+        "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command "
+        "line,\n"
         "77 skipped (no usable CUDA device, or a capability the sections need is missing).\n");
 }
 
@@ -95,26 +97,28 @@ int select_device(const char* chapter, const Options& options, int& device, std:
         return 0;
     }
     if (options.device >= count) {
-        std::fprintf(stderr, "%s: --device %d: this machine has %d CUDA device%s, numbered from 0\n",
+        std::fprintf(stderr,
+                     "%s: --device %d: this machine has %d CUDA device%s, numbered from 0\n",
                      chapter, options.device, count, count == 1 ? "" : "s");
         return exit_usage;
     }
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
     if (options.size > prop.totalGlobalMem) {
-        std::fprintf(stderr, "%s: --size %s is larger than the %s of memory on device %d\n", chapter,
-                     format_bytes(options.size).c_str(), format_bytes(prop.totalGlobalMem).c_str(),
-                     options.device);
+        std::fprintf(stderr, "%s: --size %s is larger than the %s of memory on device %d\n",
+                     chapter, format_bytes(options.size).c_str(),
+                     format_bytes(prop.totalGlobalMem).c_str(), options.device);
         return exit_usage;
     }
     int driver = 0;
     int runtime = 0;
     CUDA_CHECK(cudaDriverGetVersion(&driver));
     CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    std::printf("Device %d: %s, compute capability %d.%d, %d SMs, %s; CUDA driver %d.%d, runtime %d.%d\n",
-                options.device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-                format_bytes(prop.totalGlobalMem).c_str(), driver / 1000, driver % 1000 / 10,
-                runtime / 1000, runtime % 1000 / 10);
+    std::printf(
+        "Device %d: %s, compute capability %d.%d, %d SMs, %s; CUDA driver %d.%d, runtime %d.%d\n",
+        options.device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+        format_bytes(prop.totalGlobalMem).c_str(), driver / 1000, driver % 1000 / 10,
+        runtime / 1000, runtime % 1000 / 10);
     if (prop.major * 10 + prop.minor < 75) {
         why_not = "device " + std::to_string(options.device) + " has compute capability " +
                   std::to_string(prop.major) + "." + std::to_string(prop.minor) +
@@ -133,7 +137,8 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     // when the output goes to a pipe (as under CTest).
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
-    if (argc >= 2 && std::strcmp(argv[1], child_flag) == 0) return run_child_role(chapter, argc, argv);
+    if (argc >= 2 && std::strcmp(argv[1], child_flag) == 0)
+        return run_child_role(chapter, argc, argv);
 
     Options options;
     std::string problem = parse_options(argc, argv, options);
@@ -158,7 +163,8 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     }
 
     std::vector<const Section*> selected;
-    for (const std::string& name : options.sections) selected.push_back(find_section(chapter, name));
+    for (const std::string& name : options.sections)
+        selected.push_back(find_section(chapter, name));
     if (selected.empty()) {
         for (const Section& section : chapter.sections) selected.push_back(&section);
     }

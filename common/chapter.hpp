@@ -2,7 +2,8 @@
 //
 //   int main(int argc, char** argv) {
 //       const tutorial::Chapter chapter{"03_managed", "Managed memory", {
-//           {"aplusb", "a + b three ways: explicit copies, cudaMallocManaged, __managed__", run_aplusb},
+//           {"aplusb", "a + b three ways: explicit copies, cudaMallocManaged, __managed__",
+//           run_aplusb},
 //       }};
 //       return tutorial::run_chapter(chapter, argc, argv);
 //   }
@@ -23,9 +24,9 @@ enum class Result { pass, fail, skip };
 
 // Exit codes shared by every program in the course.
 constexpr int exit_success = 0;
-constexpr int exit_failure = 1;  // a verdict was FAIL, or a CUDA call failed
-constexpr int exit_usage = 2;    // bad command line
-constexpr int exit_skipped = 77; // no usable device, or a capability the sections need is missing
+constexpr int exit_failure = 1;   // a verdict was FAIL, or a CUDA call failed
+constexpr int exit_usage = 2;     // bad command line
+constexpr int exit_skipped = 77;  // no usable device, or a capability the sections need is missing
 
 class Context {
 public:

@@ -9,8 +9,8 @@
 namespace tutorial {
 
 std::string error_line(const char* file, int line, const char* call, cudaError_t error) {
-    return std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " +
-           cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ")";
+    return std::string(file) + ":" + std::to_string(line) + ": " + call +
+           " failed: " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ")";
 }
 
 std::string error_line(const char* file, int line, const char* call, CUresult error) {

@@ -37,20 +37,20 @@ std::string error_line(const char* file, int line, const char* call, CUresult er
 
 }  // namespace tutorial
 
-#define CUDA_CHECK(call)                                                     \
-    do {                                                                     \
-        const cudaError_t tutorial_status_ = (call);                         \
-        if (tutorial_status_ != cudaSuccess) {                               \
+#define CUDA_CHECK(call)                                                             \
+    do {                                                                             \
+        const cudaError_t tutorial_status_ = (call);                                 \
+        if (tutorial_status_ != cudaSuccess) {                                       \
             ::tutorial::fail_cuda_call(__FILE__, __LINE__, #call, tutorial_status_); \
-        }                                                                    \
+        }                                                                            \
     } while (0)
 
-#define CU_CHECK(call)                                                       \
-    do {                                                                     \
-        const CUresult tutorial_status_ = (call);                            \
-        if (tutorial_status_ != CUDA_SUCCESS) {                              \
+#define CU_CHECK(call)                                                               \
+    do {                                                                             \
+        const CUresult tutorial_status_ = (call);                                    \
+        if (tutorial_status_ != CUDA_SUCCESS) {                                      \
             ::tutorial::fail_cuda_call(__FILE__, __LINE__, #call, tutorial_status_); \
-        }                                                                    \
+        }                                                                            \
     } while (0)
 
 // A launch with a bad configuration (too many threads, too much shared memory) fails without
@@ -58,8 +58,8 @@ std::string error_line(const char* file, int line, const char* call, CUresult er
 // address) appear later, at the next synchronizing call, which the _SYNC variant makes right away.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-#define CUDA_CHECK_LAUNCH_SYNC()                                             \
-    do {                                                                     \
-        CUDA_CHECK(cudaGetLastError());                                      \
-        CUDA_CHECK(cudaDeviceSynchronize());                                 \
+#define CUDA_CHECK_LAUNCH_SYNC()             \
+    do {                                     \
+        CUDA_CHECK(cudaGetLastError());      \
+        CUDA_CHECK(cudaDeviceSynchronize()); \
     } while (0)

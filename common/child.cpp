@@ -27,13 +27,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int milliseconds_left(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
 Clock::time_point deadline_after(double seconds) {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(seconds));
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 std::string signal_name(int signal) {
@@ -76,7 +77,8 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
     // never see end-of-file on its stdin.
     int to_child[2];
     int from_child[2];
-    if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) fail_system_call("pipe2");
+    if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
+        fail_system_call("pipe2");
     // Writing to a child that has exited must come back as an error, not kill us with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
     std::fflush(nullptr);
@@ -160,8 +162,10 @@ ChildResult ChildProcess::wait(double timeout_s) {
         const pid_t done = waitpid(pid_, &status, WNOHANG);
         if (done == pid_) break;
         if (done < 0 && errno != EINTR) fail_system_call("waitpid");
-        if (milliseconds_left(deadline) == 0) result.timed_out = true;
-        else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (milliseconds_left(deadline) == 0)
+            result.timed_out = true;
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     if (result.timed_out) {
         kill(-pid_, SIGKILL);

@@ -25,7 +25,7 @@ namespace tutorial {
 constexpr const char* child_flag = "--child";
 
 struct ChildResult {
-    bool exited = false;     // ended through exit(); exit_code is valid
+    bool exited = false;  // ended through exit(); exit_code is valid
     int exit_code = -1;
     int signal = 0;          // the signal that ended it, when it did not exit
     bool timed_out = false;  // we killed it (SIGKILL) because the deadline passed

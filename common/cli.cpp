@@ -62,8 +62,7 @@ std::string parse_size(const std::string& text, std::size_t& bytes) {
     }
 
     unsigned long long value = 0;
-    if (!to_unsigned(digits, value) ||
-        value > (std::numeric_limits<std::size_t>::max() >> shift)) {
+    if (!to_unsigned(digits, value) || value > (std::numeric_limits<std::size_t>::max() >> shift)) {
         return "size " + quoted + " is too large";
     }
     if (value == 0) return "size " + quoted + " must be greater than zero";

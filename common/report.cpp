@@ -39,8 +39,10 @@ void Table::print() const {
         for (std::size_t i = 0; i < cells.size(); ++i) {
             const std::string padding(widths[i] - cells[i].size(), ' ');
             const bool last = i + 1 == cells.size();
-            if (columns_[i].align == Align::right) line += padding + cells[i];
-            else line += cells[i] + (last ? "" : padding);
+            if (columns_[i].align == Align::right)
+                line += padding + cells[i];
+            else
+                line += cells[i] + (last ? "" : padding);
             if (!last) line += "  ";
         }
         std::printf("%s\n", line.c_str());
@@ -58,11 +60,10 @@ void Table::print() const {
 
 Result check_device_facts(Context& ctx, const char* first_source, const char* second_source,
                           const std::vector<DeviceFact>& facts, const std::string& conclusion) {
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
-    std::printf("Device %d: %s (compute capability %d.%d). Each property below is read twice,\n"
-                "through %s and through %s; the two must agree.\n\n",
-                ctx.device, prop.name, prop.major, prop.minor, first_source, second_source);
+    std::printf(
+        "Each property is read twice, through %s and through %s;\n"
+        "the two must agree.\n\n",
+        first_source, second_source);
     Table table({{"property"},
                  {first_source, Align::right},
                  {second_source, Align::right},
@@ -76,10 +77,9 @@ Result check_device_facts(Context& ctx, const char* first_source, const char* se
     }
     table.print();
     if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());
-    return ctx.verdict(disagreements == 0,
-                       format("%d of %zu properties agree between %s and %s",
-                              static_cast<int>(facts.size()) - disagreements, facts.size(),
-                              first_source, second_source));
+    return ctx.verdict(disagreements == 0, format("%d of %zu properties agree between %s and %s",
+                                                  static_cast<int>(facts.size()) - disagreements,
+                                                  facts.size(), first_source, second_source));
 }
 
 int device_attribute(int device, cudaDeviceAttr attribute) {

@@ -20,7 +20,9 @@ using tutorial::Result;
 namespace {
 
 // Stands in for a CUDA call that fails, so the test needs no GPU.
-cudaError_t pretend_cuda_malloc() { return cudaErrorMemoryAllocation; }
+cudaError_t pretend_cuda_malloc() {
+    return cudaErrorMemoryAllocation;
+}
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -48,7 +50,8 @@ int child_hang(const std::vector<std::string>&) {
 }
 
 int child_echo(const std::vector<std::string>&) {
-    const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    const std::string input{std::istreambuf_iterator<char>(std::cin),
+                            std::istreambuf_iterator<char>()};
     std::printf("got: %s\n", input.c_str());
     return 0;
 }
@@ -63,7 +66,8 @@ int child_failing_call(const std::vector<std::string>&) {
 Result test_error_line(Context& ctx) {
     const std::string expected =
         "file.cu:12: cudaFree(p) failed: cudaErrorInvalidValue (invalid argument)";
-    const std::string line = tutorial::error_line("file.cu", 12, "cudaFree(p)", cudaErrorInvalidValue);
+    const std::string line =
+        tutorial::error_line("file.cu", 12, "cudaFree(p)", cudaErrorInvalidValue);
     std::printf("error_line(...)  = %s\nexpected         = %s\n\n", line.c_str(), expected.c_str());
 
     // The macro end to end, in a child: the line on stderr, exit code 1, nothing after it.
@@ -78,8 +82,9 @@ Result test_error_line(Context& ctx) {
                                    "(out of memory)\n") &&
                           !contains(child.output, "after the failing call") &&
                           child.output.find("before") < child.output.find("failed:");
-    return ctx.verdict(line == expected && macro_ok,
-                       "error_line text and CUDA_CHECK's stderr line and exit code 1 match expectations");
+    return ctx.verdict(
+        line == expected && macro_ok,
+        "error_line text and CUDA_CHECK's stderr line and exit code 1 match expectations");
 }
 
 Result test_child_runner(Context& ctx) {
@@ -100,7 +105,8 @@ Result test_child_runner(Context& ctx) {
         {"echo", {}, "handle 0x7f00", 30, "exited with code 0", "got: handle 0x7f00"},
         {"no_such_role", {}, "", 30, "exited with code 2", "unknown child role 'no_such_role'"},
     };
-    tutorial::Table table({{"child"}, {"expected"}, {"got"}, {"ms", tutorial::Align::right}, {"ok"}});
+    tutorial::Table table(
+        {{"child"}, {"expected"}, {"got"}, {"ms", tutorial::Align::right}, {"ok"}});
     int wrong = 0;
     for (const Case& c : cases) {
         tutorial::HostTimer timer;
@@ -108,9 +114,11 @@ Result test_child_runner(Context& ctx) {
         const double ms = timer.elapsed_ms();
         // A killed child must be killed promptly: well within a second of its deadline.
         const bool prompt = ms < (c.timeout_s + 1.0) * 1000.0;
-        const bool ok = result.describe() == c.expected && contains(result.output, c.output) && prompt;
+        const bool ok =
+            result.describe() == c.expected && contains(result.output, c.output) && prompt;
         wrong += ok ? 0 : 1;
-        table.add_row({c.role, c.expected, result.describe(), tutorial::format("%.0f", ms), ok ? "yes" : "NO"});
+        table.add_row({c.role, c.expected, result.describe(), tutorial::format("%.0f", ms),
+                       ok ? "yes" : "NO"});
         if (!ok) tutorial::print_child_output(result);
     }
     table.print();

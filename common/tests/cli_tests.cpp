@@ -59,8 +59,8 @@ Result test_parse_size(Context& ctx) {
         const std::string problem = tutorial::parse_size(b.text, bytes);
         const bool ok = problem.find(b.message) != std::string::npos;
         wrong += ok ? 0 : 1;
-        table.add_row({std::string("'") + b.text + "'", b.message, problem.empty() ? "accepted" : problem,
-                       ok ? "yes" : "NO"});
+        table.add_row({std::string("'") + b.text + "'", b.message,
+                       problem.empty() ? "accepted" : problem, ok ? "yes" : "NO"});
     }
     table.print();
     const int cases = static_cast<int>(std::size(good) + std::size(bad));
@@ -92,25 +92,30 @@ Result test_parse_options(Context& ctx) {
         tutorial::Options options;
         const std::string problem =
             tutorial::parse_options(static_cast<int>(c.argv.size()), c.argv.data(), options);
-        const bool ok = std::string(c.problem).empty() ? problem.empty()
-                                                       : problem.find(c.problem) != std::string::npos;
+        const bool ok = std::string(c.problem).empty()
+                            ? problem.empty()
+                            : problem.find(c.problem) != std::string::npos;
         if (!ok) {
             ++wrong;
-            std::printf("  unexpected result for argument %zu: '%s'\n", c.argv.size() - 1, problem.c_str());
+            std::printf("  unexpected result for argument %zu: '%s'\n", c.argv.size() - 1,
+                        problem.c_str());
         }
     }
     // The full valid line must have landed in the fields.
-    const char* full[] = {"x", "a", "b", "--device", "1", "--size=64KiB", "--iters", "5", "--quick"};
+    const char* full[] = {"x",       "a", "b",      "--device", "1", "--size=64KiB",
+                          "--iters", "5", "--quick"};
     tutorial::Options options;
     tutorial::parse_options(9, full, options);
-    const bool fields = options.sections == std::vector<std::string>{"a", "b"} && options.device == 1 &&
-                        options.size == 65536 && options.iters == 5 && options.quick && !options.list;
+    const bool fields = options.sections == std::vector<std::string>{"a", "b"} &&
+                        options.device == 1 && options.size == 65536 && options.iters == 5 &&
+                        options.quick && !options.list;
     std::printf("%zu command lines checked; fields of the full line %s\n", std::size(cases),
                 fields ? "as expected" : "WRONG");
-    return ctx.verdict(wrong == 0 && fields,
-                       tutorial::format("%d of %zu command lines gave the expected result, and the "
-                                        "parsed fields match",
-                                        static_cast<int>(std::size(cases)) - wrong, std::size(cases)));
+    return ctx.verdict(
+        wrong == 0 && fields,
+        tutorial::format("%d of %zu command lines gave the expected result, and the "
+                         "parsed fields match",
+                         static_cast<int>(std::size(cases)) - wrong, std::size(cases)));
 }
 
 Result test_format(Context& ctx) {
@@ -133,7 +138,7 @@ Result test_format(Context& ctx) {
         table.add_row({c.got.substr(0, 20), c.expected.substr(0, 20)});
     }
     table.print();
-    return ctx.verdict(wrong == 0, tutorial::format("%d of %zu formatted strings match",
-                                                    static_cast<int>(std::size(cases)) - wrong,
-                                                    std::size(cases)));
+    return ctx.verdict(
+        wrong == 0, tutorial::format("%d of %zu formatted strings match",
+                                     static_cast<int>(std::size(cases)) - wrong, std::size(cases)));
 }

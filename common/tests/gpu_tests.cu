@@ -61,12 +61,15 @@ Result test_driver_calls(Context& ctx) {
     CU_CHECK(cuDeviceGet(&device, ctx.device));
     int driver_value = 0;
     CU_CHECK(cuDeviceGetAttribute(&driver_value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
-    const int runtime_value = tutorial::device_attribute(ctx.device, cudaDevAttrMultiProcessorCount);
+    const int runtime_value =
+        tutorial::device_attribute(ctx.device, cudaDevAttrMultiProcessorCount);
     std::printf("multiprocessors: runtime %d, driver %d\n", runtime_value, driver_value);
 
     // With a driver present, CU_CHECK's line names the error.
-    const std::string expected = "x.cu:3: cuMemAlloc(&p, n) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)";
-    const std::string line = tutorial::error_line("x.cu", 3, "cuMemAlloc(&p, n)", CUDA_ERROR_OUT_OF_MEMORY);
+    const std::string expected =
+        "x.cu:3: cuMemAlloc(&p, n) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)";
+    const std::string line =
+        tutorial::error_line("x.cu", 3, "cuMemAlloc(&p, n)", CUDA_ERROR_OUT_OF_MEMORY);
     std::printf("error_line(...)  = %s\nexpected         = %s\n", line.c_str(), expected.c_str());
 
     const char* problem = nullptr;

@@ -27,10 +27,12 @@ Result test_median(Context& ctx) {
     const double slept = timer.elapsed_ms();
     const bool clock = slept >= 20.0 && slept < 2000.0;
 
-    std::printf("median odd/even/outlier/empty: %d %d %d %d; warm-up discarded: %d; "
-                "a 20 ms sleep measured %.1f ms\n",
-                odd, even, outlier, empty, warmup, slept);
-    std::printf("gb_per_s(1e9 bytes, 1000 ms) = %.3f GB/s\n", tutorial::gb_per_s(1000000000, 1000.0));
+    std::printf(
+        "median odd/even/outlier/empty: %d %d %d %d; warm-up discarded: %d; "
+        "a 20 ms sleep measured %.1f ms\n",
+        odd, even, outlier, empty, warmup, slept);
+    std::printf("gb_per_s(1e9 bytes, 1000 ms) = %.3f GB/s\n",
+                tutorial::gb_per_s(1000000000, 1000.0));
     const bool bandwidth = tutorial::gb_per_s(1000000000, 1000.0) == 1.0 &&
                            tutorial::gb_per_s(256u << 20, 5.0) == (256.0 * 1048576) / 5e-3 / 1e9;
     return ctx.verdict(odd && even && outlier && empty && warmup && clock && bandwidth,
