@@ -60,10 +60,12 @@ void Table::print() const {
 
 Result check_device_facts(Context& ctx, const char* first_source, const char* second_source,
                           const std::vector<DeviceFact>& facts, const std::string& conclusion) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
     std::printf(
-        "Each property is read twice, through %s and through %s;\n"
-        "the two must agree.\n\n",
-        first_source, second_source);
+        "Device %d, %s (compute capability %d.%d). Each property is read twice,\n"
+        "through %s and through %s; the two must agree.\n\n",
+        ctx.device, prop.name, prop.major, prop.minor, first_source, second_source);
     Table table({{"property"},
                  {first_source, Align::right},
                  {second_source, Align::right},

@@ -46,9 +46,9 @@ struct DeviceFact {
     std::string meaning;  // what the value means for the code in this chapter
 };
 
-// The device report every chapter's `properties` section makes (run_chapter has already printed
-// the device's name and compute capability): a table of the facts, then `conclusion` (what they
-// mean here), and the section's verdict on whether the two sources agree on every fact.
+// The device report every chapter's `properties` section makes: the device's name and compute
+// capability, a table of the facts, then `conclusion` (what they mean here), and the section's
+// verdict on whether the two sources agree on every fact.
 Result check_device_facts(Context& ctx, const char* first_source, const char* second_source,
                           const std::vector<DeviceFact>& facts, const std::string& conclusion = "");
 
