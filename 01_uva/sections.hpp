@@ -1,6 +1,16 @@
-// The sections of chapter 01, one source file each.
+// The sections of chapter 01, one source file each, and the child roles they start.
 #pragma once
 
 #include "common/chapter.hpp"
 
-tutorial::Result run_properties(tutorial::Context& ctx);
+#include <string>
+#include <vector>
+
+tutorial::Result run_attributes(tutorial::Context& ctx);
+tutorial::Result run_memcpy_default(tutorial::Context& ctx);
+tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx);
+tutorial::Result run_threads(tutorial::Context& ctx);
+tutorial::Result run_other_process(tutorial::Context& ctx);
+
+int child_wrong_kind(const std::vector<std::string>& args);
+int child_use_foreign_pointer(const std::vector<std::string>& args);

@@ -42,17 +42,17 @@ void print_help(const Chapter& chapter) {
     std::printf("%s\n\nSections (all of them, in this order, when none is named):\n",
                 chapter.title);
     for (const Section& section : chapter.sections) {
-        std::printf("  %-22s %s\n", section.name, section.summary);
+        std::printf("  %-24s %s\n", section.name, section.summary);
     }
     std::printf(
         "\nOptions:\n"
-        "  --list                 list the sections, one per line, and exit\n"
-        "  --device N             run on CUDA device N (default 0)\n"
-        "  --size SIZE            buffer size for sections that take one, with a binary\n"
-        "                         suffix: 4KiB, 256MiB, 1GiB (default: each section's own)\n"
-        "  --iters N              timed repetitions (default: each section's own)\n"
-        "  --quick                small sizes and few repetitions, as the tests run it\n"
-        "  --help                 show this help and exit\n"
+        "  --list                   list the sections, one per line, and exit\n"
+        "  --device N               run on CUDA device N (default 0)\n"
+        "  --size SIZE              buffer size for sections that take one, with a binary\n"
+        "                           suffix: 4KiB, 256MiB, 1GiB (default: each section's own)\n"
+        "  --iters N                timed repetitions (default: each section's own)\n"
+        "  --quick                  small sizes and few repetitions, as the tests run it\n"
+        "  --help                   show this help and exit\n"
         "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command "
         "line,\n"
         "77 skipped (no usable CUDA device, or a capability the sections need is missing).\n");
@@ -157,7 +157,7 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     }
     if (options.list) {
         for (const Section& section : chapter.sections) {
-            std::printf("%-22s %s\n", section.name, section.summary);
+            std::printf("%-24s %s\n", section.name, section.summary);
         }
         return exit_success;
     }

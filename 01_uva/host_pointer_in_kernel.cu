@@ -1,0 +1,121 @@
+// Section `host_pointer_in_kernel`: under UVA a kernel can use a pinned host pointer as it is.
+// Convenient, but every access crosses PCIe: measured here against device memory.
+#include "common/check.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+
+namespace {
+
+__global__ void double_plus_one(std::uint32_t* data, std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = data[i] * 2 + 1;
+    }
+}
+
+// Reads every byte once, 16 bytes per load, and adds everything up so that the reads cannot be
+// optimised away and the result can be checked.
+__global__ void sum_kernel(const uint4* data, std::size_t count, unsigned long long* sum) {
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const uint4 v = data[i];
+        local += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+    }
+    atomicAdd(sum, local);
+}
+
+struct Measurement {
+    double ms;
+    unsigned long long sum;
+};
+
+Measurement time_sum(const void* data, std::size_t bytes, int blocks, int iters) {
+    unsigned long long* sum = nullptr;  // device memory: a managed counter would add page faults
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    tutorial::EventTimer timer;
+    const std::size_t vectors = bytes / sizeof(uint4);
+    const double ms = tutorial::median_ms(1, iters, [&] {
+        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+        timer.start();
+        sum_kernel<<<blocks, 256>>>(static_cast<const uint4*>(data), vectors, sum);
+        CUDA_CHECK_LAUNCH();
+        timer.stop();
+        return timer.elapsed_ms();
+    });
+    Measurement result{ms, 0};
+    CUDA_CHECK(cudaMemcpy(&result.sum, sum, sizeof result.sum, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(sum));
+    return result;
+}
+
+}  // namespace
+
+tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
+    // 1. A kernel writes through the pointer cudaHostAlloc returned, untranslated.
+    const std::size_t count = 1 << 20;
+    std::uint32_t* host = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&host, count * sizeof *host, cudaHostAllocDefault));
+    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<std::uint32_t>(i);
+    double_plus_one<<<256, 256>>>(host, count);
+    CUDA_CHECK_LAUNCH_SYNC();  // the CPU may look only once the kernel has finished
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        wrong += host[i] != static_cast<std::uint32_t>(i) * 2 + 1;
+    void* device_view = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
+    CUDA_CHECK(cudaFreeHost(host));
+    std::printf(
+        "A kernel doubled-plus-one %zu values through the cudaHostAlloc pointer %p:\n"
+        "%zu wrong after cudaDeviceSynchronize. cudaHostGetDevicePointer returns %p, %s.\n\n",
+        count, static_cast<void*>(host), wrong, device_view,
+        device_view == host ? "the same address" : "a DIFFERENT address");
+    const bool direct_ok = wrong == 0 && device_view == host;
+
+    // 2. What that costs: the same reading kernel over pinned host and over device memory.
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20)) / 16 * 16;
+    const int iters = ctx.iters_or(ctx.quick() ? 3 : 10);
+    const int blocks = 4 * tutorial::device_attribute(ctx.device, cudaDevAttrMultiProcessorCount);
+    std::uint32_t* pinned = nullptr;
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    unsigned long long expected = 0;
+    for (std::size_t i = 0; i < bytes / sizeof *pinned; ++i) {
+        pinned[i] = static_cast<std::uint32_t>(i % 1000);
+        expected += pinned[i];
+    }
+    CUDA_CHECK(cudaMemcpy(device, pinned, bytes, cudaMemcpyDefault));
+
+    const Measurement over_host = time_sum(pinned, bytes, blocks, iters);
+    const Measurement over_device = time_sum(device, bytes, blocks, iters);
+    CUDA_CHECK(cudaFree(device));
+    CUDA_CHECK(cudaFreeHost(pinned));
+
+    std::printf(
+        "Reading %s with one kernel (%d blocks of 256 threads, 16-byte loads), "
+        "median of %d runs:\n",
+        tutorial::format_bytes(bytes).c_str(), blocks, iters);
+    tutorial::Table table({{"kernel reads"},
+                           {"ms", tutorial::Align::right},
+                           {"GB/s", tutorial::Align::right},
+                           {"sum correct"}});
+    table.add_row({"pinned host memory (over PCIe)", tutorial::format("%.3f", over_host.ms),
+                   tutorial::format("%.1f", tutorial::gb_per_s(bytes, over_host.ms)),
+                   over_host.sum == expected ? "yes" : "NO"});
+    table.add_row({"device memory (HBM)", tutorial::format("%.3f", over_device.ms),
+                   tutorial::format("%.1f", tutorial::gb_per_s(bytes, over_device.ms)),
+                   over_device.sum == expected ? "yes" : "NO"});
+    table.print();
+    std::printf(
+        "\nDevice memory is %.0fx faster to read: data used more than once, or by many\n"
+        "threads, belongs in device memory. Zero-copy access suits data touched once.\n",
+        over_host.ms / over_device.ms);
+
+    return ctx.verdict(direct_ok && over_host.sum == expected && over_device.sum == expected,
+                       "kernel writes through the host pointer verified, cudaHostGetDevicePointer "
+                       "gave the same address, both timed sums match the CPU's");
+}

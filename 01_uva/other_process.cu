@@ -1,0 +1,88 @@
+// Section `other_process` (a fault demo): a device pointer is only an address in this process's
+// virtual address space. Handed to another process as a number, it points at nothing there.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "patterns.hpp"
+#include "sections.hpp"
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+namespace {
+
+__global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        to[i] = from[i];
+    }
+}
+
+constexpr std::size_t count = 1 << 20;
+
+}  // namespace
+
+// Child role: reads a pointer value from stdin and tries to use it. Deliberately no CUDA_CHECK on
+// the calls that are expected to fail: the point is to print what they return.
+int child_use_foreign_pointer(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    std::uintptr_t address = 0;
+    std::cin >> std::hex >> address;
+    const auto* foreign = reinterpret_cast<const std::uint32_t*>(address);
+    std::printf("received the address %p\n", static_cast<const void*>(foreign));
+
+    cudaPointerAttributes attributes{};
+    const cudaError_t query = cudaPointerGetAttributes(&attributes, foreign);
+    std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(query),
+                attributes.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
+                                                              : "something CUDA knows");
+
+    std::uint32_t* mine = nullptr;
+    CUDA_CHECK(cudaMalloc(&mine, count * sizeof *mine));
+    copy_kernel<<<256, 256>>>(foreign, mine, count);
+    const cudaError_t launch = cudaGetLastError();
+    const cudaError_t finish = cudaDeviceSynchronize();
+    std::printf("a kernel reading it: launch %s, then cudaDeviceSynchronize returned %s (%s)\n",
+                cudaGetErrorName(launch), cudaGetErrorName(finish), cudaGetErrorString(finish));
+    // After an illegal address the context is unusable: every later call fails the same way.
+    const cudaError_t after = cudaFree(mine);
+    std::printf("the next call, cudaFree, returned %s too: the error is sticky\n",
+                cudaGetErrorName(after));
+    return finish == cudaSuccess ? 0 : 3;
+}
+
+tutorial::Result run_other_process(tutorial::Context& ctx) {
+    const std::uint32_t seed = 7;
+    std::uint32_t* buffer = nullptr;
+    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
+    fill_on_device(buffer, count, seed);
+    std::printf(
+        "This process allocated %p and filled it. It now starts a child process (fork +\n"
+        "exec of this program) and writes that address to the child's stdin.\n\n",
+        static_cast<void*>(buffer));
+
+    const tutorial::ChildResult child = tutorial::run_child(
+        "use_foreign_pointer", {std::to_string(ctx.device)},
+        tutorial::format("%" PRIxPTR "\n", reinterpret_cast<std::uintptr_t>(buffer)));
+    tutorial::print_child_output(child);
+    std::printf("The child %s.\n\n", child.describe().c_str());
+
+    // This process is unaffected: its buffer is intact.
+    const std::size_t wrong = mismatches_on_device(buffer, count, seed);
+    CUDA_CHECK(cudaFree(buffer));
+    std::printf(
+        "Here the buffer is still intact (%zu wrong values). To share GPU memory with another\n"
+        "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
+        wrong);
+
+    const bool failed_as_documented =
+        child.exited && child.exit_code == 3 &&
+        child.output.find("cudaMemoryTypeUnregistered") != std::string::npos &&
+        child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
+    return ctx.verdict(failed_as_documented && wrong == 0,
+                       "the child saw an unregistered address and its kernel failed with "
+                       "cudaErrorIllegalAddress; the parent's buffer is intact");
+}

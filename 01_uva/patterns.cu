@@ -1,0 +1,59 @@
+#include "common/check.hpp"
+#include "patterns.hpp"
+
+namespace {
+
+__global__ void fill_kernel(std::uint32_t* data, std::size_t count, std::uint32_t seed) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = pattern(i, seed);
+    }
+}
+
+__global__ void mismatch_kernel(const std::uint32_t* data, std::size_t count, std::uint32_t seed,
+                                unsigned long long* mismatches) {
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        local += data[i] != pattern(i, seed);
+    }
+    if (local != 0) atomicAdd(mismatches, local);
+}
+
+constexpr int threads_per_block = 256;
+constexpr int blocks = 1024;
+
+}  // namespace
+
+void fill_on_host(std::uint32_t* data, std::size_t count, std::uint32_t seed) {
+    for (std::size_t i = 0; i < count; ++i) data[i] = pattern(i, seed);
+}
+
+std::size_t mismatches_on_host(const std::uint32_t* data, std::size_t count, std::uint32_t seed) {
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern(i, seed);
+    return wrong;
+}
+
+void fill_on_device_async(std::uint32_t* data, std::size_t count, std::uint32_t seed,
+                          cudaStream_t stream) {
+    fill_kernel<<<blocks, threads_per_block, 0, stream>>>(data, count, seed);
+    CUDA_CHECK_LAUNCH();
+}
+
+void fill_on_device(std::uint32_t* data, std::size_t count, std::uint32_t seed) {
+    fill_on_device_async(data, count, seed, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, std::uint32_t seed) {
+    unsigned long long* mismatches = nullptr;
+    CUDA_CHECK(cudaMalloc(&mismatches, sizeof *mismatches));
+    CUDA_CHECK(cudaMemset(mismatches, 0, sizeof *mismatches));
+    mismatch_kernel<<<blocks, threads_per_block>>>(data, count, seed, mismatches);
+    CUDA_CHECK_LAUNCH();
+    unsigned long long result = 0;
+    CUDA_CHECK(cudaMemcpy(&result, mismatches, sizeof result, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(mismatches));
+    return static_cast<std::size_t>(result);
+}

@@ -1,0 +1,23 @@
+// Known data for checking copies and kernels: element i of a buffer filled with `seed` holds
+// pattern(i, seed). Filling and checking happen on the side that owns the memory (CPU loops for
+// host memory, kernels for device memory), so a check never relies on the copy it is checking.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+__host__ __device__ inline std::uint32_t pattern(std::size_t i, std::uint32_t seed) {
+    return static_cast<std::uint32_t>(i) * 2654435761u ^ seed;  // distinct values, cheap to compute
+}
+
+void fill_on_host(std::uint32_t* data, std::size_t count, std::uint32_t seed);
+std::size_t mismatches_on_host(const std::uint32_t* data, std::size_t count, std::uint32_t seed);
+
+// Kernels on the current device. fill_on_device_async only queues the kernel on `stream`; the
+// other two synchronize before returning.
+void fill_on_device_async(std::uint32_t* data, std::size_t count, std::uint32_t seed,
+                          cudaStream_t stream);
+void fill_on_device(std::uint32_t* data, std::size_t count, std::uint32_t seed);
+std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, std::uint32_t seed);

@@ -1,0 +1,52 @@
+// Section `threads`: device pointers, streams and events belong to the process, not to the host
+// thread that created them.
+#include "common/check.hpp"
+#include "common/report.hpp"
+#include "patterns.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <future>
+#include <thread>
+
+tutorial::Result run_threads(tutorial::Context& ctx) {
+    const std::size_t count = ctx.quick() ? (1 << 20) : (16 << 20);
+    const std::uint32_t seed = 42;
+    std::uint32_t* buffer = nullptr;
+    cudaEvent_t done = nullptr;
+    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
+    CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    std::printf("Main thread: allocated %p and created an event.\n", static_cast<void*>(buffer));
+
+    // The worker must not wait on the event before it has been recorded, so the worker says when.
+    std::promise<int> recorded;
+    std::thread worker([&] {
+        // The current device is per host thread and starts at 0 in every new thread: a worker
+        // that should use device N has to say so.
+        int before = -1;
+        CUDA_CHECK(cudaGetDevice(&before));
+        CUDA_CHECK(cudaSetDevice(ctx.device));
+        cudaStream_t stream = nullptr;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        fill_on_device_async(buffer, count, seed, stream);
+        CUDA_CHECK(cudaEventRecord(done, stream));
+        std::printf(
+            "Worker thread: current device was %d, set it to %d, launched a kernel on the\n"
+            "main thread's buffer %p and recorded the main thread's event.\n",
+            before, ctx.device, static_cast<void*>(buffer));
+        recorded.set_value(0);
+        CUDA_CHECK(cudaStreamDestroy(stream));  // legal before the kernel ends: it still finishes
+    });
+
+    recorded.get_future().wait();
+    CUDA_CHECK(cudaEventSynchronize(done));
+    const std::size_t wrong = mismatches_on_device(buffer, count, seed);
+    std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n", wrong, count);
+    worker.join();
+
+    CUDA_CHECK(cudaEventDestroy(done));
+    CUDA_CHECK(cudaFree(buffer));
+    return ctx.verdict(wrong == 0, tutorial::format("all %zu values the worker thread's kernel "
+                                                    "wrote are in the main thread's buffer",
+                                                    count));
+}
