@@ -76,9 +76,11 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
     const bool direct_ok = wrong == 0 && device_view == host;
 
     // 2. What that costs: the same reading kernel over pinned host and over device memory.
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20)) / 16 * 16;
+    const std::size_t bytes =
+        ctx.size_or(ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{1} << 30)) / 16 * 16;
     const int iters = ctx.iters_or(ctx.quick() ? 3 : 10);
-    const int blocks = 4 * tutorial::device_attribute(ctx.device, cudaDevAttrMultiProcessorCount);
+    // Enough threads to fill every SM: HBM only reaches full speed with many loads in flight.
+    const int blocks = 8 * tutorial::device_attribute(ctx.device, cudaDevAttrMultiProcessorCount);
     std::uint32_t* pinned = nullptr;
     std::uint32_t* device = nullptr;
     CUDA_CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
