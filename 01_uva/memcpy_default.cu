@@ -2,8 +2,8 @@
 // from the two addresses; an explicit kind that contradicts them is an error.
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/patterns.hpp"
 #include "common/report.hpp"
-#include "patterns.hpp"
 #include "sections.hpp"
 
 #include <cstdint>
@@ -11,54 +11,8 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-enum class Kind { pageable, pinned, device, managed };
-
-const char* kind_name(Kind kind) {
-    switch (kind) {
-        case Kind::pageable: return "pageable (malloc)";
-        case Kind::pinned: return "pinned";
-        case Kind::device: return "device";
-        case Kind::managed: return "managed";
-    }
-    return "?";
-}
-
-std::uint32_t* allocate(Kind kind, std::size_t bytes) {
-    void* p = nullptr;
-    switch (kind) {
-        case Kind::pageable: p = std::malloc(bytes); break;
-        case Kind::pinned: CUDA_CHECK(cudaMallocHost(&p, bytes)); break;
-        case Kind::device: CUDA_CHECK(cudaMalloc(&p, bytes)); break;
-        case Kind::managed: CUDA_CHECK(cudaMallocManaged(&p, bytes)); break;
-    }
-    return static_cast<std::uint32_t*>(p);
-}
-
-void release(Kind kind, std::uint32_t* p) {
-    switch (kind) {
-        case Kind::pageable: std::free(p); break;
-        case Kind::pinned: CUDA_CHECK(cudaFreeHost(p)); break;
-        case Kind::device:
-        case Kind::managed: CUDA_CHECK(cudaFree(p)); break;
-    }
-}
-
-// Device memory is filled and checked by kernels, everything else by the CPU.
-void fill(Kind kind, std::uint32_t* p, std::size_t count, std::uint32_t seed) {
-    if (kind == Kind::device)
-        fill_on_device(p, count, seed);
-    else
-        fill_on_host(p, count, seed);
-}
-
-std::size_t mismatches(Kind kind, const std::uint32_t* p, std::size_t count, std::uint32_t seed) {
-    return kind == Kind::device ? mismatches_on_device(p, count, seed)
-                                : mismatches_on_host(p, count, seed);
-}
-
-}  // namespace
+using tutorial::Buffer;
+using tutorial::MemoryKind;
 
 // Child role: copies whose explicit kind contradicts the addresses. They run in a child process
 // because what the runtime does with a wrong kind depends on the system: on a UVA system it
@@ -68,49 +22,45 @@ int child_wrong_kind(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     const std::size_t count = 1 << 18;
     const std::size_t bytes = count * sizeof(std::uint32_t);
-    std::uint32_t* device_a = allocate(Kind::device, bytes);
-    std::uint32_t* device_b = allocate(Kind::device, bytes);
-    std::uint32_t* pinned = allocate(Kind::pinned, bytes);
-    std::uint32_t* pageable = allocate(Kind::pageable, bytes);
-    fill(Kind::device, device_a, count, 11);
-    fill(Kind::pinned, pinned, count, 12);
-    fill(Kind::pageable, pageable, count, 13);
+    const Buffer device_a(MemoryKind::device, bytes);
+    const Buffer device_b(MemoryKind::device, bytes);
+    const Buffer pinned(MemoryKind::pinned, bytes);
+    const Buffer pageable(MemoryKind::pageable, bytes);
+    fill(device_a, count, 11);
+    fill(pinned, count, 12);
+    fill(pageable, count, 13);
 
     struct Case {
         const char* what;
-        std::uint32_t* to;
-        const std::uint32_t* from;
+        void* to;
+        const void* from;
         cudaMemcpyKind kind;
         std::uint32_t seed;    // the pattern `from` holds
         cudaError_t expected;  // on a system with unified addressing
     };
     const Case cases[] = {
-        {"device -> device as cudaMemcpyHostToDevice", device_b, device_a, cudaMemcpyHostToDevice,
-         11, cudaSuccess},
-        {"pinned -> device as cudaMemcpyDeviceToHost", device_b, pinned, cudaMemcpyDeviceToHost, 12,
-         cudaSuccess},
-        {"pageable -> device as cudaMemcpyDeviceToDevice", device_b, pageable,
+        {"device -> device as cudaMemcpyHostToDevice", device_b.get(), device_a.get(),
+         cudaMemcpyHostToDevice, 11, cudaSuccess},
+        {"pinned -> device as cudaMemcpyDeviceToHost", device_b.get(), pinned.get(),
+         cudaMemcpyDeviceToHost, 12, cudaSuccess},
+        {"pageable -> device as cudaMemcpyDeviceToDevice", device_b.get(), pageable.get(),
          cudaMemcpyDeviceToDevice, 13, cudaErrorInvalidValue},
-        {"device -> device with kind 7 (no such kind)", device_b, device_a,
+        {"device -> device with kind 7 (no such kind)", device_b.get(), device_a.get(),
          static_cast<cudaMemcpyKind>(7), 11, cudaErrorInvalidMemcpyDirection},
     };
     int unexpected = 0;
     for (const Case& c : cases) {
-        fill(Kind::device, device_b, count, 99);  // so that a copy that did nothing shows
+        fill(device_b, count, 99);  // so that a copy that did nothing shows
         const cudaError_t status = cudaMemcpy(c.to, c.from, bytes, c.kind);
         // A failed call also leaves its error behind as the "last error"; clear it, or the launch
         // check after the next kernel would report it as that kernel's failure.
         (void)cudaGetLastError();
-        const bool arrived = mismatches(Kind::device, device_b, count, c.seed) == 0;
+        const bool arrived = mismatches(device_b, count, c.seed) == 0;
         const bool as_documented = status == c.expected && arrived == (status == cudaSuccess);
         unexpected += as_documented ? 0 : 1;
         std::printf("%-48s -> %s, data %s%s\n", c.what, cudaGetErrorName(status),
                     arrived ? "copied" : "not copied", as_documented ? "" : "  (UNEXPECTED)");
     }
-    release(Kind::device, device_a);
-    release(Kind::device, device_b);
-    release(Kind::pinned, pinned);
-    release(Kind::pageable, pageable);
     return unexpected == 0 ? 0 : 3;
 }
 
@@ -123,25 +73,24 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
         "(kernels for device memory, the CPU otherwise), never through cudaMemcpy itself.\n\n",
         tutorial::format_bytes(bytes).c_str());
 
-    const Kind kinds[] = {Kind::pageable, Kind::pinned, Kind::device, Kind::managed};
+    const MemoryKind kinds[] = {MemoryKind::pageable, MemoryKind::pinned, MemoryKind::device,
+                                MemoryKind::managed};
     std::vector<tutorial::Column> columns = {{"from \\ to"}};
-    for (Kind to : kinds) columns.push_back({kind_name(to)});
+    for (MemoryKind to : kinds) columns.push_back({tutorial::kind_name(to)});
     tutorial::Table table(columns);
     int bad_pairs = 0;
     std::uint32_t seed = 1;
-    for (Kind from : kinds) {
-        std::vector<std::string> row = {kind_name(from)};
-        for (Kind to : kinds) {
-            std::uint32_t* source = allocate(from, bytes);
-            std::uint32_t* destination = allocate(to, bytes);
-            fill(from, source, count, seed);
-            fill(to, destination, count, ~seed);  // something else, so a skipped copy shows
-            CUDA_CHECK(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault));
-            const std::size_t wrong = mismatches(to, destination, count, seed);
+    for (MemoryKind from : kinds) {
+        std::vector<std::string> row = {tutorial::kind_name(from)};
+        for (MemoryKind to : kinds) {
+            const Buffer source(from, bytes);
+            const Buffer destination(to, bytes);
+            fill(source, count, seed);
+            fill(destination, count, ~seed);  // something else, so a skipped copy shows
+            CUDA_CHECK(cudaMemcpy(destination.get(), source.get(), bytes, cudaMemcpyDefault));
+            const std::size_t wrong = mismatches(destination, count, seed);
             bad_pairs += wrong == 0 ? 0 : 1;
             row.push_back(wrong == 0 ? "ok" : tutorial::format("%zu wrong", wrong));
-            release(from, source);
-            release(to, destination);
             ++seed;
         }
         table.add_row(row);

@@ -3,7 +3,7 @@
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/report.hpp"
-#include "patterns.hpp"
+#include "common/patterns.hpp"
 #include "sections.hpp"
 
 #include <cinttypes>

@@ -2,7 +2,7 @@
 // thread that created them.
 #include "common/check.hpp"
 #include "common/report.hpp"
-#include "patterns.hpp"
+#include "common/patterns.hpp"
 #include "sections.hpp"
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -145,6 +146,17 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     for (const std::string& name : options.sections) {
         if (problem.empty() && find_section(chapter, name) == nullptr) {
             problem = "unknown section '" + name + "' (see --list)";
+        }
+    }
+    if (problem.empty() && !options.help && !options.list) {
+        for (const Section& section : chapter.sections) {
+            const bool selected = options.sections.empty() ||
+                                  std::find(options.sections.begin(), options.sections.end(),
+                                            section.name) != options.sections.end();
+            if (selected && section.check_options != nullptr && problem.empty()) {
+                const std::string why = section.check_options(options);
+                if (!why.empty()) problem = std::string(section.name) + ": " + why;
+            }
         }
     }
     if (!problem.empty()) {

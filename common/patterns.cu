@@ -1,5 +1,5 @@
 #include "common/check.hpp"
-#include "patterns.hpp"
+#include "common/patterns.hpp"
 
 namespace {
 
@@ -56,4 +56,16 @@ std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, s
     CUDA_CHECK(cudaMemcpy(&result, mismatches, sizeof result, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(mismatches));
     return static_cast<std::size_t>(result);
+}
+
+void fill(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed) {
+    if (buffer.host_accessible())
+        fill_on_host(buffer.as<std::uint32_t>(), count, seed);
+    else
+        fill_on_device(buffer.as<std::uint32_t>(), count, seed);
+}
+
+std::size_t mismatches(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed) {
+    return buffer.host_accessible() ? mismatches_on_host(buffer.as<std::uint32_t>(), count, seed)
+                                    : mismatches_on_device(buffer.as<std::uint32_t>(), count, seed);
 }

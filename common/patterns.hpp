@@ -3,6 +3,8 @@
 // host memory, kernels for device memory), so a check never relies on the copy it is checking.
 #pragma once
 
+#include "common/buffer.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -21,3 +23,8 @@ void fill_on_device_async(std::uint32_t* data, std::size_t count, std::uint32_t 
                           cudaStream_t stream);
 void fill_on_device(std::uint32_t* data, std::size_t count, std::uint32_t seed);
 std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, std::uint32_t seed);
+
+// The first `count` values of a Buffer, filled or checked by whichever side owns its memory: a
+// kernel for device memory, the CPU for every other kind.
+void fill(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed);
+std::size_t mismatches(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed);
