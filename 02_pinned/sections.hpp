@@ -3,4 +3,19 @@
 
 #include "common/chapter.hpp"
 
+#include <string>
+#include <vector>
+
 tutorial::Result run_properties(tutorial::Context& ctx);
+tutorial::Result run_basics(tutorial::Context& ctx);
+tutorial::Result run_bandwidth(tutorial::Context& ctx);
+tutorial::Result run_flags(tutorial::Context& ctx);
+tutorial::Result run_write_combined(tutorial::Context& ctx);
+tutorial::Result run_async(tutorial::Context& ctx);
+tutorial::Result run_alloc_cost(tutorial::Context& ctx);
+tutorial::Result run_misuse(tutorial::Context& ctx);
+
+// Child roles of `misuse`.
+int child_mismatched_calls(const std::vector<std::string>& args);
+int child_free_pinned(const std::vector<std::string>& args);
+int child_write_read_only(const std::vector<std::string>& args);

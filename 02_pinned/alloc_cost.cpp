@@ -1,0 +1,213 @@
+// Section `alloc_cost`: what pinning costs (time to allocate or register, memory the OS can no
+// longer page out) and after how many transfers it has paid for itself.
+#include "common/check.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "copy_timing.hpp"
+#include "sections.hpp"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using tutorial::format;
+
+namespace {
+
+struct Cost {
+    double acquire_ms = 0.0;     // allocate, or pin
+    double release_ms = 0.0;     // free, or unpin
+    bool known_to_cuda = false;  // cudaPointerGetAttributes said "host" every time it was held
+};
+
+bool is_pinned(const void* pointer) {
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    return attributes.type == cudaMemoryTypeHost;
+}
+
+// Medians of `runs` rounds (after one warm-up) of `acquire` and `release`; `acquire` returns the
+// pointer it made, which `release` gets back.
+template <typename Acquire, typename Release>
+Cost measure(int runs, Acquire acquire, Release release) {
+    std::vector<double> acquired;
+    std::vector<double> released;
+    Cost cost;
+    cost.known_to_cuda = true;
+    for (int run = 0; run <= runs; ++run) {
+        tutorial::HostTimer timer;
+        void* p = acquire();
+        const double a = timer.elapsed_ms();
+        cost.known_to_cuda = cost.known_to_cuda && is_pinned(p);
+        timer.restart();
+        release(p);
+        const double r = timer.elapsed_ms();
+        if (run > 0) {
+            acquired.push_back(a);
+            released.push_back(r);
+        }
+    }
+    cost.acquire_ms = tutorial::median(acquired);
+    cost.release_ms = tutorial::median(released);
+    return cost;
+}
+
+void* checked_malloc(std::size_t bytes) {
+    void* p = std::malloc(bytes);
+    if (p == nullptr) {
+        std::fprintf(stderr, "malloc of %zu bytes failed\n", bytes);
+        std::exit(1);
+    }
+    return p;
+}
+
+// A line of /proc/self/status with its runs of blanks squeezed ("VmLck: 0 kB"), or "?".
+std::string status_line(const char* key) {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind(key, 0) != 0) continue;
+        std::string squeezed;
+        for (char c : line) {
+            const bool blank = c == ' ' || c == '\t';
+            if (!blank || (!squeezed.empty() && squeezed.back() != ' '))
+                squeezed += blank ? ' ' : c;
+        }
+        return squeezed;
+    }
+    return "?";
+}
+
+std::string limit_text(rlim_t limit) {
+    return limit == RLIM_INFINITY ? "unlimited" : tutorial::format_bytes(limit);
+}
+
+}  // namespace
+
+tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30));
+    const int runs = ctx.iters_or(ctx.quick() ? 3 : 5);
+    const double gib = static_cast<double>(bytes) / (1 << 30);
+    std::printf(
+        "Each way of getting %s of host memory, timed on the host: 1 warm-up, median of %d.\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs);
+
+    const Cost plain = measure(
+        runs,
+        [&] {
+            void* p = checked_malloc(bytes);
+            std::memset(p, 1, bytes);  // the OS supplies pages on first touch
+            return p;
+        },
+        [](void* p) { std::free(p); });
+    const Cost malloc_host = measure(
+        runs,
+        [&] {
+            void* p = nullptr;
+            CUDA_CHECK(cudaMallocHost(&p, bytes));
+            return p;
+        },
+        [](void* p) { CUDA_CHECK(cudaFreeHost(p)); });
+    const Cost host_alloc_wc = measure(
+        runs,
+        [&] {
+            void* p = nullptr;
+            CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocWriteCombined));
+            return p;
+        },
+        [](void* p) { CUDA_CHECK(cudaFreeHost(p)); });
+    // Registering is measured on memory that is already allocated and touched: that part is paid
+    // by any program that has the data in memory at all.
+    void* touched = checked_malloc(bytes);
+    std::memset(touched, 1, bytes);
+    bool forgotten_after_unregister = true;
+    const Cost registration = measure(
+        runs,
+        [&] {
+            CUDA_CHECK(cudaHostRegister(touched, bytes, cudaHostRegisterDefault));
+            return touched;
+        },
+        [&](void* p) {
+            CUDA_CHECK(cudaHostUnregister(p));
+            forgotten_after_unregister = forgotten_after_unregister && !is_pinned(p);
+        });
+    const bool malloc_unknown = !is_pinned(touched);
+
+    tutorial::Table table({{"how"},
+                           {"get ms", tutorial::Align::right},
+                           {"give back ms", tutorial::Align::right},
+                           {"get ms per GiB", tutorial::Align::right},
+                           {"CUDA sees"}});
+    const auto add = [&](const char* how, const Cost& cost, const char* sees) {
+        table.add_row({how, format("%.1f", cost.acquire_ms), format("%.1f", cost.release_ms),
+                       format("%.0f", cost.acquire_ms / gib), sees});
+    };
+    add("malloc + touch every page / free", plain, malloc_unknown ? "unregistered" : "?");
+    add("cudaMallocHost / cudaFreeHost", malloc_host,
+        malloc_host.known_to_cuda ? "host (pinned)" : "NOT PINNED");
+    add("cudaHostAlloc(WriteCombined) / cudaFreeHost", host_alloc_wc,
+        host_alloc_wc.known_to_cuda ? "host (pinned)" : "NOT PINNED");
+    add("cudaHostRegister / cudaHostUnregister", registration,
+        registration.known_to_cuda && forgotten_after_unregister ? "host, then unregistered again"
+                                                                 : "NOT AS EXPECTED");
+    table.print();
+
+    // What pinning buys per transfer, for the same buffer, registered or not.
+    void* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    const double pageable_copy_ms = time_copy_ms(device, touched, bytes, 1, 1, runs);
+    CUDA_CHECK(cudaHostRegister(touched, bytes, cudaHostRegisterDefault));
+    const double pinned_copy_ms = time_copy_ms(device, touched, bytes, 1, 1, runs);
+    CUDA_CHECK(cudaHostUnregister(touched));
+    CUDA_CHECK(cudaFree(device));
+    std::free(touched);
+
+    const double saved_ms = pageable_copy_ms - pinned_copy_ms;
+    const double register_ms = registration.acquire_ms + registration.release_ms;
+    // cudaMallocHost replaces the malloc a program would have made anyway: only the difference
+    // is the price of pinning.
+    const double malloc_host_extra_ms =
+        (malloc_host.acquire_ms + malloc_host.release_ms) - (plain.acquire_ms + plain.release_ms);
+    const auto transfers = [&](double cost_ms) {
+        return cost_ms <= 0.0 ? 0.0 : std::ceil(cost_ms / saved_ms);
+    };
+    std::printf(
+        "\nOne host -> device copy of %s: %.2f ms from pageable memory, %.2f ms once pinned,\n"
+        "%.2f ms saved per transfer. Pinning pays for itself after:\n"
+        "  cudaHostRegister + cudaHostUnregister (%.1f ms): %.0f transfer(s)\n"
+        "  cudaMallocHost + cudaFreeHost instead of malloc + free (%.1f ms more): %.0f "
+        "transfer(s)\n",
+        tutorial::format_bytes(bytes).c_str(), pageable_copy_ms, pinned_copy_ms, saved_ms,
+        register_ms, transfers(register_ms), malloc_host_extra_ms, transfers(malloc_host_extra_ms));
+
+    rlimit memlock{};
+    const bool have_limit = getrlimit(RLIMIT_MEMLOCK, &memlock) == 0;
+    void* held = nullptr;
+    const std::string locked_before = status_line("VmLck:");
+    CUDA_CHECK(cudaMallocHost(&held, bytes));
+    const std::string locked_during = status_line("VmLck:");
+    CUDA_CHECK(cudaFreeHost(held));
+    std::printf(
+        "\nRLIMIT_MEMLOCK (ulimit -l) of this process: soft %s, hard %s.\n"
+        "/proc/self/status before pinning %s: \"%s\"; while pinned: \"%s\".\n"
+        "The driver pins pages itself rather than through mlock, so the pinned memory does not\n"
+        "show up as locked and the limit does not stop it. It is gone from the OS all the same:\n"
+        "pinned pages cannot be swapped out, moved or reclaimed, so every GiB pinned is a GiB\n"
+        "that other processes and the page cache can no longer use. Pin the buffers that take\n"
+        "part in transfers, reuse them, and free them when the transfers are over.\n",
+        have_limit ? limit_text(memlock.rlim_cur).c_str() : "?",
+        have_limit ? limit_text(memlock.rlim_max).c_str() : "?",
+        tutorial::format_bytes(bytes).c_str(), locked_before.c_str(), locked_during.c_str());
+
+    const bool ok = malloc_unknown && malloc_host.known_to_cuda && host_alloc_wc.known_to_cuda &&
+                    registration.known_to_cuda && forgotten_after_unregister;
+    return ctx.verdict(ok,
+                       "cudaPointerGetAttributes saw every pinned allocation as host memory, "
+                       "and malloc memory as unregistered before and after registration");
+}

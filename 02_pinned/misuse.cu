@@ -1,0 +1,140 @@
+// Section `misuse` (fault demo): freeing memory with the wrong call, pinning twice, and a kernel
+// writing to memory registered read-only. Each runs in a child process, because some of these
+// kill the process or its CUDA context.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t demo_bytes = 1 << 20;
+
+__global__ void write_ones(int* data, std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = 1;
+    }
+}
+
+}  // namespace
+
+// Child role: calls that pair memory with the wrong free or pin function. Each one returns an
+// error and changes nothing; one line per call, exit 0 when every call failed as documented.
+int child_mismatched_calls(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    void* pinned = nullptr;
+    void* device = nullptr;
+    void* registered = std::malloc(demo_bytes);
+    void* plain = std::malloc(demo_bytes);
+    CUDA_CHECK(cudaMallocHost(&pinned, demo_bytes));
+    CUDA_CHECK(cudaMalloc(&device, demo_bytes));
+    CUDA_CHECK(cudaHostRegister(registered, demo_bytes, cudaHostRegisterDefault));
+
+    struct Case {
+        const char* call;
+        cudaError_t got;
+        cudaError_t expected;
+    };
+    const Case cases[] = {
+        {"cudaFree(pinned)", cudaFree(pinned), cudaErrorInvalidValue},
+        {"cudaFreeHost(device)", cudaFreeHost(device), cudaErrorInvalidValue},
+        {"cudaFreeHost(malloc'd)", cudaFreeHost(plain), cudaErrorInvalidValue},
+        {"cudaHostRegister(pinned)", cudaHostRegister(pinned, demo_bytes, 0),
+         cudaErrorInvalidValue},
+        {"cudaHostRegister(registered) again", cudaHostRegister(registered, demo_bytes, 0),
+         cudaErrorHostMemoryAlreadyRegistered},
+        {"cudaHostUnregister(malloc'd)", cudaHostUnregister(plain),
+         cudaErrorHostMemoryNotRegistered},
+    };
+    (void)cudaGetLastError();  // the failed calls above also left their error as the last one
+    int unexpected = 0;
+    for (const Case& c : cases) {
+        const bool as_documented = c.got == c.expected;
+        unexpected += as_documented ? 0 : 1;
+        std::printf("%-36s -> %s%s\n", c.call, cudaGetErrorName(c.got),
+                    as_documented ? "" : "  (UNEXPECTED)");
+    }
+    // The mismatched calls freed nothing, so the right ones still work.
+    CUDA_CHECK(cudaHostUnregister(registered));
+    CUDA_CHECK(cudaFreeHost(pinned));
+    CUDA_CHECK(cudaFree(device));
+    std::free(registered);
+    std::free(plain);
+    return unexpected == 0 ? 0 : 3;
+}
+
+// Child role: hands pinned memory to free(). The C library looks for its own bookkeeping in
+// front of the pointer, finds none, and the process dies.
+int child_free_pinned(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    void* pinned = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned, demo_bytes));
+    std::printf("calling free() on memory from cudaMallocHost...\n");
+    std::free(pinned);
+    std::printf("free() returned\n");
+    return 0;
+}
+
+// Child role: a kernel writes to memory registered with cudaHostRegisterReadOnly. The device
+// mapped those pages read-only, so the write faults; CUDA_CHECK_LAUNCH_SYNC reports it and exits 1.
+int child_write_read_only(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    int* host = static_cast<int*>(std::calloc(demo_bytes, 1));
+    CUDA_CHECK(cudaHostRegister(host, demo_bytes, cudaHostRegisterReadOnly));
+    int* device_view = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
+    std::printf("a kernel writes to memory registered with cudaHostRegisterReadOnly...\n");
+    write_ones<<<64, 256>>>(device_view, demo_bytes / sizeof(int));
+    CUDA_CHECK_LAUNCH_SYNC();
+    std::printf("the kernel finished; host[0] = %d\n", host[0]);
+    return 0;
+}
+
+tutorial::Result run_misuse(tutorial::Context& ctx) {
+    const std::vector<std::string> device = {std::to_string(ctx.device)};
+    int as_documented = 0;
+    int tried = 0;
+
+    std::printf("1. Memory paired with the wrong free or pin call (in a child process):\n");
+    const tutorial::ChildResult calls = tutorial::run_child("mismatched_calls", device);
+    tutorial::print_child_output(calls);
+    std::printf("   The child %s.\n", calls.describe().c_str());
+    ++tried;
+    as_documented += calls.exited && calls.exit_code == 0 ? 1 : 0;
+
+    std::printf("\n2. free() on pinned memory (in a child process):\n");
+    const tutorial::ChildResult freed = tutorial::run_child("free_pinned", device);
+    tutorial::print_child_output(freed);
+    std::printf("   The child %s.\n", freed.describe().c_str());
+    ++tried;
+    as_documented += freed.signal != 0 && !freed.timed_out ? 1 : 0;
+
+    std::printf("\n3. A kernel writing to read-only registered memory (in a child process):\n");
+    if (tutorial::device_attribute(ctx.device, cudaDevAttrHostRegisterReadOnlySupported) != 1) {
+        std::printf("   Not tried: hostRegisterReadOnlySupported is 0 on this device.\n");
+    } else {
+        const tutorial::ChildResult wrote = tutorial::run_child("write_read_only", device);
+        tutorial::print_child_output(wrote);
+        std::printf("   The child %s.\n", wrote.describe().c_str());
+        ++tried;
+        as_documented += wrote.exited && wrote.exit_code == 1 &&
+                                 wrote.output.find("cudaErrorIllegalAddress") != std::string::npos
+                             ? 1
+                             : 0;
+    }
+
+    std::printf(
+        "\nThe CUDA calls check what they are given and refuse memory they did not allocate;\n"
+        "free() and delete[] cannot, and take the process down. A write to read-only pinned\n"
+        "memory is an illegal address, which also ends the CUDA context for good.\n");
+    return ctx.verdict(as_documented == tried,
+                       tutorial::format("%d of %d misuses failed in the documented way "
+                                        "(error codes, a signal, cudaErrorIllegalAddress)",
+                                        as_documented, tried));
+}
