@@ -151,12 +151,15 @@ tutorial::Result run_async(tutorial::Context& ctx) {
     };
     const double upload_ms = time_stage(
         [&] { CUDA_CHECK(cudaMemcpyAsync(d_in, in, bytes, cudaMemcpyDefault, nullptr)); });
-    const int probe_rounds = 64;
-    const double probe_ms =
-        time_stage([&] { launch_transform(d_in, d_out, count, probe_rounds, nullptr); });
-    const int rounds = std::clamp(static_cast<int>(probe_rounds * upload_ms / probe_ms), 1, 4096);
-    const double kernel_ms =
-        time_stage([&] { launch_transform(d_in, d_out, count, rounds, nullptr); });
+    // The kernel's time is not proportional to its rounds while memory traffic dominates, so
+    // the guess is refined a few times.
+    int rounds = 64;
+    double kernel_ms = 0.0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        kernel_ms = time_stage([&] { launch_transform(d_in, d_out, count, rounds, nullptr); });
+        rounds = std::clamp(static_cast<int>(rounds * upload_ms / kernel_ms), 1, 8192);
+    }
+    kernel_ms = time_stage([&] { launch_transform(d_in, d_out, count, rounds, nullptr); });
     const double download_ms = time_stage(
         [&] { CUDA_CHECK(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDefault, nullptr)); });
     const double serial_ms = upload_ms + kernel_ms + download_ms;
@@ -191,8 +194,8 @@ tutorial::Result run_async(tutorial::Context& ctx) {
             whole.start();
             for (int i = 0; i < k; ++i) {
                 const std::size_t first = i * chunk;
-                const std::size_t n = std::min(chunk, count - std::min(first, count));
-                if (n == 0) break;
+                if (first >= count) break;  // fewer elements than streams
+                const std::size_t n = std::min(chunk, count - first);
                 const std::size_t span = n * sizeof(std::uint32_t);
                 CUDA_CHECK(
                     cudaMemcpyAsync(d_in + first, in + first, span, cudaMemcpyDefault, streams[i]));

@@ -97,14 +97,17 @@ tutorial::Result run_bandwidth(tutorial::Context& ctx) {
         table.print();
     }
 
-    const double wire_us = static_cast<double>(sizes.front()) / (pinned_large_gbps * 1e9) * 1e6;
-    std::printf(
-        "\nA pinned copy of %s takes %.2f us; at the %.1f GB/s of the largest pinned copy its\n"
-        "bytes need only %.2f us. Small copies are latency-bound: the call, starting the copy\n"
-        "engine and reporting completion cost the same for 4 bytes as for 4 KiB. Large pinned\n"
-        "copies are limited by the PCIe link, pageable ones by the CPU copying each chunk into\n"
-        "the driver's pinned staging buffer first.\n",
-        tutorial::format_bytes(sizes.front()).c_str(), pinned_small_us, pinned_large_gbps, wire_us);
+    if (sizes.size() > 1) {
+        const double wire_us = static_cast<double>(sizes.front()) / (pinned_large_gbps * 1e9) * 1e6;
+        std::printf(
+            "\nA pinned copy of %s takes %.2f us; at the %.1f GB/s of the largest pinned copy\n"
+            "its bytes need only %.2f us. Small copies are latency-bound: the call, starting the\n"
+            "copy engine and reporting completion cost the same for 4 bytes as for 4 KiB. Large\n"
+            "pinned copies are limited by the PCIe link, pageable ones by the CPU copying each\n"
+            "chunk into the driver's pinned staging buffer first.\n",
+            tutorial::format_bytes(sizes.front()).c_str(), pinned_small_us, pinned_large_gbps,
+            wire_us);
+    }
     return ctx.verdict(failed == 0, format("%d of %d timed copies delivered exactly the data "
                                            "that was sent",
                                            checked - failed, checked));

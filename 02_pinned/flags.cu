@@ -8,33 +8,38 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 using tutorial::format;
 
 namespace {
 
-// cudaHostGetFlags answers in cudaHostAlloc's flag values, for registered memory too.
+struct FlagName {
+    unsigned bit;
+    const char* name;
+};
+
+// "Portable|Mapped", or "Default" when no bit of `names` is set.
+std::string flag_names(unsigned flags, std::initializer_list<FlagName> names) {
+    std::string text;
+    for (const FlagName& flag : names) {
+        if (flags & flag.bit) text += (text.empty() ? "" : "|") + std::string(flag.name);
+    }
+    return text.empty() ? "Default" : text;
+}
+
+// cudaHostGetFlags answers in cudaHostAlloc's values, for registered memory too.
 std::string alloc_flag_names(unsigned flags) {
-    std::string names;
-    const auto add = [&](unsigned bit, const char* name) {
-        if (flags & bit) names += (names.empty() ? "" : "|") + std::string(name);
-    };
-    add(cudaHostAllocPortable, "Portable");
-    add(cudaHostAllocMapped, "Mapped");
-    add(cudaHostAllocWriteCombined, "WriteCombined");
-    return names.empty() ? "Default" : names;
+    return flag_names(flags, {{cudaHostAllocPortable, "Portable"},
+                              {cudaHostAllocMapped, "Mapped"},
+                              {cudaHostAllocWriteCombined, "WriteCombined"}});
 }
 
 std::string register_flag_names(unsigned flags) {
-    std::string names;
-    const auto add = [&](unsigned bit, const char* name) {
-        if (flags & bit) names += (names.empty() ? "" : "|") + std::string(name);
-    };
-    add(cudaHostRegisterPortable, "Portable");
-    add(cudaHostRegisterMapped, "Mapped");
-    add(cudaHostRegisterReadOnly, "ReadOnly");
-    return names.empty() ? "Default" : names;
+    return flag_names(flags, {{cudaHostRegisterPortable, "Portable"},
+                              {cudaHostRegisterMapped, "Mapped"},
+                              {cudaHostRegisterReadOnly, "ReadOnly"}});
 }
 
 struct Row {
@@ -95,7 +100,6 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
         if (row.registered) {
             host = static_cast<std::uint32_t*>(std::malloc(bytes));
             if (host == nullptr) return ctx.verdict(false, "malloc of 1 MiB failed");
-            fill_on_host(host, count, 0);  // registration pins the pages; give them content
             CUDA_CHECK(cudaHostRegister(host, bytes, row.flags));
         } else {
             CUDA_CHECK(cudaHostAlloc(&host, bytes, row.flags));
