@@ -1,0 +1,92 @@
+// Section `first_touch`: cudaMallocManaged reserves addresses, not memory. Physical pages appear
+// where the data is first touched: GPU memory for a kernel, host memory for the CPU.
+#include "common/check.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+__global__ void touch(std::uint8_t* data, std::size_t bytes) {
+    // One write per 4 KiB is enough to make every page exist.
+    for (std::size_t i = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) * 4096;
+         i < bytes; i += static_cast<std::size_t>(gridDim.x) * blockDim.x * 4096) {
+        data[i] = 1;
+    }
+}
+
+std::size_t free_device_memory() {
+    std::size_t free_bytes = 0;
+    std::size_t total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    return free_bytes;
+}
+
+}  // namespace
+
+tutorial::Result run_first_touch(tutorial::Context& ctx) {
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (std::size_t{1} << 30));
+    if (bytes > free_device_memory() / 4) {
+        return ctx.skip("--size " + tutorial::format_bytes(bytes) +
+                        " is more than a quarter of the free device memory");
+    }
+    std::printf("Free device memory (cudaMemGetInfo) around allocations of %s:\n\n",
+                tutorial::format_bytes(bytes).c_str());
+    tutorial::Table table({{"step"},
+                           {"free device memory", tutorial::Align::right},
+                           {"used by this step", tutorial::Align::right}});
+    std::size_t before = free_device_memory();
+    const auto step = [&](const char* what) {
+        const std::size_t now = free_device_memory();
+        const double used = static_cast<double>(before) - static_cast<double>(now);
+        table.add_row({what, tutorial::format_bytes(now),
+                       used >= 0 ? tutorial::format_bytes(static_cast<std::size_t>(used))
+                                 : "-" + tutorial::format_bytes(static_cast<std::size_t>(-used))});
+        before = now;
+        return used;
+    };
+    step("start");
+
+    std::uint8_t* gpu_touched = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&gpu_touched, bytes));
+    const double on_alloc = step("cudaMallocManaged");
+    touch<<<256, 256>>>(gpu_touched, bytes);
+    CUDA_CHECK_LAUNCH_SYNC();
+    const double on_gpu_touch = step("a kernel touches every page");
+
+    std::uint8_t* cpu_touched = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&cpu_touched, bytes));
+    const double on_alloc_2 = step("cudaMallocManaged (a second buffer)");
+    std::memset(cpu_touched, 1, bytes);
+    const double on_cpu_touch = step("the CPU touches every page of it");
+
+    std::uint8_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    const double on_cuda_malloc = step("cudaMalloc, for comparison");
+
+    CUDA_CHECK(cudaFree(device));
+    CUDA_CHECK(cudaFree(cpu_touched));
+    CUDA_CHECK(cudaFree(gpu_touched));
+    step("all three freed");
+    table.print();
+
+    // "Nothing" and "all of it", with room for the driver's own bookkeeping and rounding.
+    const double size = static_cast<double>(bytes);
+    const auto nothing = [&](double used) { return used < size / 8; };
+    const auto all = [&](double used) { return used > size * 7 / 8; };
+    const bool ok = nothing(on_alloc) && all(on_gpu_touch) && nothing(on_alloc_2) &&
+                    nothing(on_cpu_touch) && all(on_cuda_malloc);
+    std::printf(
+        "\nThe managed allocation itself took no device memory; the kernel's first touch did,\n"
+        "page by page as it faulted them in. Pages first touched by the CPU live in host\n"
+        "memory and cost the GPU nothing until a kernel uses them. cudaMalloc takes its memory\n"
+        "at once. This is also what lets managed allocations exceed the GPU's memory\n"
+        "(oversubscription): pages are evicted to the host when the GPU runs out. This course\n"
+        "never does that on the shared test machines; see the README.\n");
+    return ctx.verdict(ok,
+                       "device memory used: ~none on cudaMallocManaged and on CPU touch, "
+                       "~all of it on the GPU's first touch and on cudaMalloc");
+}

@@ -1,0 +1,126 @@
+// Section `fork` (fault demo): CUDA and fork(). A forked child cannot use the CUDA state it
+// inherited; a child that execs, or a fork that happens before CUDA starts, is fine.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+__global__ void fill_value(int* data, int n, int value) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        data[i] = value;
+    }
+}
+
+// A kernel fills managed memory and the CPU checks it: true if every value arrived.
+bool use_cuda(int value) {
+    constexpr int n = 4096;
+    int* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, n * sizeof(int)));
+    fill_value<<<4, 256>>>(data, n, value);
+    CUDA_CHECK_LAUNCH_SYNC();
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += data[i] != value;
+    CUDA_CHECK(cudaFree(data));
+    return wrong == 0;
+}
+
+// Waits for a forked process; its exit code, or 128 + signal.
+int wait_for(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+// Child role: initialise CUDA, fork WITHOUT exec, and let the forked process make a CUDA call.
+int child_fork_after_init(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    int* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, 4096));
+    std::printf("this process initialised CUDA and allocated %p; now fork() without exec\n",
+                static_cast<void*>(device));
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const cudaError_t status = cudaMemset(device, 0, 4096);
+        std::printf("forked process: cudaMemset returned %s\n", cudaGetErrorName(status));
+        std::fflush(stdout);
+        _exit(status == cudaErrorInitializationError ? 0 : 3);
+    }
+    const int code = wait_for(pid);
+    std::printf("forked process exited with code %d\n", code);
+    CUDA_CHECK(cudaFree(device));
+    return code;
+}
+
+// Child role: fork BEFORE any CUDA call; both processes then use CUDA on their own.
+int child_fork_before_init(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    const pid_t pid = fork();
+    if (pid == 0) {
+        CUDA_CHECK(cudaSetDevice(device));
+        const bool ok = use_cuda(2);
+        std::printf("forked process: its own kernel %s\n", ok ? "worked" : "gave wrong values");
+        std::fflush(stdout);
+        _exit(ok ? 0 : 3);
+    }
+    CUDA_CHECK(cudaSetDevice(device));
+    const bool ok = use_cuda(1);
+    const int code = wait_for(pid);
+    std::printf("parent of the fork: its own kernel %s; the forked process exited with code %d\n",
+                ok ? "worked" : "gave wrong values", code);
+    return ok && code == 0 ? 0 : 3;
+}
+
+// Child role: a process started by fork + exec (as run_child does) uses CUDA normally.
+int child_use_cuda(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    const bool ok = use_cuda(3);
+    std::printf("exec'd process: a kernel on managed memory %s\n", ok ? "worked" : "FAILED");
+    return ok ? 0 : 3;
+}
+
+tutorial::Result run_fork(tutorial::Context& ctx) {
+    const std::vector<std::string> device = {std::to_string(ctx.device)};
+    int as_documented = 0;
+
+    std::printf("(a) fork() after CUDA is initialised, no exec (inside a child process):\n");
+    const tutorial::ChildResult after = tutorial::run_child("fork_after_init", device);
+    tutorial::print_child_output(after);
+    std::printf("    The child %s.\n", after.describe().c_str());
+    as_documented += after.exited && after.exit_code == 0 &&
+                     after.output.find("cudaErrorInitializationError") != std::string::npos;
+
+    std::printf(
+        "\n(b) A forked process reading managed memory it inherited: undefined. The driver does\n"
+        "    not manage the copied mappings, so the result may be the data, stale data or a\n"
+        "    crash. Not run: nothing can be asserted about undefined behaviour.\n");
+
+    std::printf("\n(c1) fork + exec, which is how this program starts every child:\n");
+    const tutorial::ChildResult exec = tutorial::run_child("use_cuda", device);
+    tutorial::print_child_output(exec);
+    std::printf("    The child %s.\n", exec.describe().c_str());
+    as_documented += exec.exited && exec.exit_code == 0;
+
+    std::printf("\n(c2) fork() before any CUDA call, then both processes use CUDA:\n");
+    const tutorial::ChildResult before = tutorial::run_child("fork_before_init", device);
+    tutorial::print_child_output(before);
+    std::printf("    The child %s.\n", before.describe().c_str());
+    as_documented += before.exited && before.exit_code == 0;
+
+    return ctx.verdict(as_documented == 3,
+                       tutorial::format("%d of 3: the CUDA call after fork() failed with "
+                                        "cudaErrorInitializationError, and the exec'd and "
+                                        "forked-before-CUDA processes used CUDA correctly",
+                                        as_documented));
+}
