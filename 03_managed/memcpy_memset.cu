@@ -52,8 +52,9 @@ int child_managed_copies(const std::vector<std::string>& args) {
     std::uint32_t seed = 1;
     std::printf("%-16s", "kind");
     for (MemoryKind partner : partners) {
-        std::printf("  managed -> %-9s  %-9s -> managed", tutorial::kind_name(partner),
-                    tutorial::kind_name(partner));
+        const std::string name = tutorial::kind_name(partner);
+        std::printf("  %-21s  %-21s", ("managed -> " + name).c_str(),
+                    (name + " -> managed").c_str());
     }
     std::printf("\n");
     for (const KindName& k : kinds) {
@@ -75,8 +76,8 @@ int child_managed_copies(const std::vector<std::string>& args) {
                 const bool as_expected = refused ? status == cudaErrorInvalidValue && !arrived
                                                  : status == cudaSuccess && arrived;
                 unexpected += as_expected ? 0 : 1;
-                std::printf("  %-21s", (status == cudaSuccess ? (arrived ? "ok" : "WRONG DATA")
-                                                              : cudaGetErrorName(status)));
+                std::printf("  %-21s", status == cudaSuccess ? (arrived ? "ok" : "WRONG DATA")
+                                                             : cudaGetErrorName(status));
                 if (!as_expected) std::printf("(UNEXPECTED)");
                 ++seed;
             }

@@ -72,11 +72,11 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
         as_expected += pageable_access ? worked : faulted;
     }
     std::printf(
-        "%s. A kernel can use system-allocated memory only where the GPU can\n"
-        "translate the CPU's addresses: with HMM (heterogeneous memory management: the open\n"
-        "GPU kernel modules on a recent Linux kernel, which mirror the CPU's page tables) or\n"
-        "with ATS on hardware-coherent systems such as Grace Hopper. Elsewhere, use\n"
-        "cudaMallocManaged, or pin the memory with cudaHostRegister.\n",
+        "%s.\nA kernel can use system-allocated memory only where the GPU can translate the\n"
+        "CPU's addresses: with HMM (heterogeneous memory management: the open GPU kernel\n"
+        "modules on a recent Linux kernel, which mirror the CPU's page tables) or with ATS on\n"
+        "hardware-coherent systems such as Grace Hopper. Elsewhere, use cudaMallocManaged, or\n"
+        "pin the memory with cudaHostRegister.\n",
         pageable_access ? "All three worked" : "All three failed with cudaErrorIllegalAddress");
     return ctx.verdict(as_expected == 3,
                        tutorial::format("%d of 3 kinds of system memory behaved as "

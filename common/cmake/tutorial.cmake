@@ -127,8 +127,10 @@ endfunction()
 #   TIMEOUT s        default 60 (host tests 30)
 #   SANITIZE ...     compute-sanitizer tools for the `sanitize` suite (default: all four)
 #   NO_SANITIZE      keep this GPU test out of the `sanitize` suite
+#   RUN_SERIAL       run alone, never beside other tests (for tests that read device-wide state,
+#                    such as the free memory cudaMemGetInfo reports)
 function(tutorial_add_test chapter test)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE" "EXIT_CODE;TIMEOUT"
+  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE;RUN_SERIAL" "EXIT_CODE;TIMEOUT"
                         "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
   if(NOT arg_EXPECT)
     message(FATAL_ERROR "tutorial_add_test(${chapter} ${test}): give at least one EXPECT pattern")
@@ -156,6 +158,9 @@ function(tutorial_add_test chapter test)
 
   _tutorial_register_test(${chapter}.${test} ${chapter} "" "${arg_ARGS}" "${arg_EXPECT}"
                           ${arg_EXIT_CODE} ${arg_TIMEOUT} "${labels}" "${arg_ENVIRONMENT}")
+  if(arg_RUN_SERIAL)
+    set_tests_properties(${chapter}.${test} PROPERTIES RUN_SERIAL TRUE)
+  endif()
 
   # The same run under compute-sanitizer, once per tool, for the `sanitize` suite.
   if(arg_HOST OR arg_FAULT OR arg_NO_SANITIZE)
@@ -201,6 +206,9 @@ function(tutorial_add_test chapter test)
     _tutorial_register_test(${chapter}.${test}.${tool} ${chapter} "${launcher}" "${arg_ARGS}"
                             "${expect}" ${arg_EXIT_CODE} ${timeout} "${labels}" "${arg_ENVIRONMENT}"
                             ${allowed})
+    if(arg_RUN_SERIAL)
+      set_tests_properties(${chapter}.${test}.${tool} PROPERTIES RUN_SERIAL TRUE)
+    endif()
   endforeach()
 endfunction()
 
