@@ -1,4 +1,5 @@
 // Section `concurrency`: when may the CPU touch managed memory while the GPU is busy?
+#include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/report.hpp"
@@ -41,12 +42,6 @@ __global__ void wait_for_host(int* flag, int* outcome) {
 
 __global__ void add_one(int* counter, int times) {
     for (int i = 0; i < times; ++i) atomicAdd(counter, 1);
-}
-
-__global__ void spin(long long cycles) {
-    const long long until = clock64() + cycles;
-    while (clock64() < until) {
-    }
 }
 
 }  // namespace
@@ -131,8 +126,7 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
         *counter = 0;
         cudaStream_t stream = nullptr;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        spin<<<1, 1, 0, stream>>>(20'000'000);  // some milliseconds, so that polling shows
-        CUDA_CHECK_LAUNCH();
+        tutorial::launch_busy(stream, 10.0);  // so that there is something to poll for
         add_one<<<4, 256, 0, stream>>>(counter, 10);
         CUDA_CHECK_LAUNCH();
         long polls = 0;

@@ -1,4 +1,4 @@
-// Chapter 04: Attaching managed memory to streams: cudaStreamAttachMemAsync, cudaMemAttachHost
+// Chapter 04: attaching managed memory to streams.
 #include "sections.hpp"
 
 int main(int argc, char** argv) {
@@ -7,6 +7,19 @@ int main(int argc, char** argv) {
         "Attaching managed memory to streams: cudaStreamAttachMemAsync, cudaMemAttachHost",
         {
             {"properties", "the device attributes stream attach depends on", run_properties},
+            {"attach_host", "y attached to the host: the CPU writes it during a kernel",
+             run_attach_host},
+            {"attach_wrong_variable", "x attached, y touched; the attach rules (fault if cMA=0)",
+             run_attach_wrong_variable},
+            {"threads", "run_task in several host threads; the legacy NULL stream's cost",
+             run_threads},
+            {"modular", "cudaMemAttachHost at allocation; stream destruction; re-attach",
+             run_modular},
+        },
+        {
+            {"wrong_variable", child_wrong_variable},
+            {"attach_rules", child_attach_rules},
+            {"construct_global", child_construct_global},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

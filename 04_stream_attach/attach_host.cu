@@ -1,0 +1,58 @@
+// Section `attach_host`: the seed's first stream-association example. y is attached to the host,
+// so the CPU may write it while a kernel runs, on every system.
+#include "common/busy.hpp"
+#include "common/check.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <cstdio>
+
+namespace {
+
+__device__ __managed__ int x;
+__device__ __managed__ int y = 2;
+
+__global__ void kernel() {
+    x = 10;
+}
+
+}  // namespace
+
+tutorial::Result run_attach_host(tutorial::Context& ctx) {
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    cudaStream_t stream1 = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream1));
+
+    // The attach is queued in stream1 like a kernel; wait for it before relying on it.
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream1, &y, 0, cudaMemAttachHost));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::printf("y is attached to the host (cudaMemAttachHost) and the attach has completed.\n");
+
+    // A busy kernel first, so that stream1 is certainly still running when the host writes y.
+    tutorial::launch_busy(stream1, 20.0);
+    kernel<<<1, 1, 0, stream1>>>();
+    CUDA_CHECK_LAUNCH();
+    const cudaError_t running = cudaStreamQuery(stream1);
+    y = 20;
+    std::printf(
+        "Kernels queued in stream1; cudaStreamQuery(stream1) = %s; the host writes y = 20 now.\n",
+        cudaGetErrorName(running));
+    CUDA_CHECK(cudaStreamSynchronize(stream1));
+    CUDA_CHECK(cudaStreamDestroy(stream1));
+    std::printf("After cudaStreamSynchronize: x = %d, y = %d.\n", x, y);
+
+    std::printf(
+        "\nThe host promised, by attaching y to the host, that no kernel will use y; in return\n"
+        "the CPU may touch y while kernels run%s. A kernel that used y anyway would get\n"
+        "undefined results on such systems. x keeps its default, global visibility: the CPU\n"
+        "may read it only after the synchronization.\n",
+        concurrent ? ", even on systems with concurrentManagedAccess = 0 (here it is 1, so\n"
+                     "it would be allowed anyway)"
+                   : " (here concurrentManagedAccess = 0, so without the attach this write\n"
+                     "would be a segmentation fault)");
+    return ctx.verdict(running == cudaErrorNotReady && x == 10 && y == 20,
+                       tutorial::format("the host wrote y while stream1 was still running (%s), "
+                                        "and afterwards x = %d (expected 10), y = %d (expected 20)",
+                                        cudaGetErrorName(running), x, y));
+}

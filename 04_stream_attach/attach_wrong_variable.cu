@@ -1,0 +1,132 @@
+// Section `attach_wrong_variable`: the seed's second example, where x is attached to the kernel's
+// stream but the CPU touches y, which is still visible to every stream; and the rules of
+// cudaStreamAttachMemAsync itself.
+#include "common/busy.hpp"
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+__device__ __managed__ int x;
+__device__ __managed__ int y = 2;
+
+__global__ void kernel() {
+    x = 10;
+}
+
+}  // namespace
+
+// Child role: attach x to stream1, launch into stream1, then write y while the kernel runs.
+// On a system with concurrentManagedAccess = 0 the write to y is a segmentation fault.
+int child_wrong_variable(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    cudaStream_t stream1 = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream1));
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream1, &x));  // length 0, cudaMemAttachSingle
+    CUDA_CHECK(cudaDeviceSynchronize());
+    tutorial::launch_busy(stream1, 20.0);
+    kernel<<<1, 1, 0, stream1>>>();
+    CUDA_CHECK_LAUNCH();
+    std::printf("x attached to stream1; the kernel runs; the host writes y = 20...\n");
+    y = 20;
+    CUDA_CHECK(cudaStreamSynchronize(stream1));
+    std::printf("...and survived: x = %d, y = %d\n", x, y);
+    CUDA_CHECK(cudaStreamDestroy(stream1));
+    return x == 10 && y == 20 ? 0 : 3;
+}
+
+// Child role: what cudaStreamAttachMemAsync accepts and refuses. One line per call; exit 0 when
+// every call returned what the documentation says.
+int child_attach_rules(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    constexpr std::size_t bytes = 1 << 20;
+    char* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream));
+    // The documentation promises success or "an error"; which error is the runtime's choice.
+    struct Case {
+        const char* call;
+        cudaError_t got;
+        bool allowed;
+    };
+    const Case cases[] = {
+        {"Single, the NULL stream", cudaStreamAttachMemAsync(nullptr, data, 0, cudaMemAttachSingle),
+         false},
+        {"Single, own stream, length 0",
+         cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachSingle), true},
+        {"Single, own stream, whole size",
+         cudaStreamAttachMemAsync(stream, data, bytes, cudaMemAttachSingle), true},
+        {"Single, own stream, half the size",
+         cudaStreamAttachMemAsync(stream, data, bytes / 2, cudaMemAttachSingle), false},
+        {"Host, the NULL stream", cudaStreamAttachMemAsync(nullptr, data, 0, cudaMemAttachHost),
+         true},
+        {"Global, own stream", cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachGlobal),
+         true},
+    };
+    (void)cudaGetLastError();
+    int unexpected = 0;
+    for (const Case& c : cases) {
+        const bool ok = (c.got == cudaSuccess) == c.allowed;
+        unexpected += ok ? 0 : 1;
+        std::printf("%-36s -> %s (%s)%s\n", c.call, cudaGetErrorName(c.got),
+                    c.allowed ? "allowed" : "not allowed", ok ? "" : "  UNEXPECTED");
+    }
+    // The attach is an operation in the stream: queued behind a running kernel, it is not done
+    // until the kernel is.
+    tutorial::launch_busy(stream, 20.0);
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
+    const cudaError_t queued = cudaStreamQuery(stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const cudaError_t done = cudaStreamQuery(stream);
+    std::printf(
+        "attach queued behind a 20 ms kernel: cudaStreamQuery says %s, after\n"
+        "cudaStreamSynchronize %s\n",
+        cudaGetErrorName(queued), cudaGetErrorName(done));
+    unexpected += queued == cudaErrorNotReady && done == cudaSuccess ? 0 : 1;
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(data));
+    return unexpected == 0 ? 0 : 3;
+}
+
+tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    const std::vector<std::string> device = {std::to_string(ctx.device)};
+
+    std::printf(
+        "1. x attached to the kernel's stream, the CPU writes y (in a child process;\n"
+        "   concurrentManagedAccess = %d, so expected: %s):\n",
+        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
+    const tutorial::ChildResult wrong = tutorial::run_child("wrong_variable", device);
+    tutorial::print_child_output(wrong);
+    std::printf("   The child %s.\n", wrong.describe().c_str());
+    const bool part1 = concurrent ? wrong.exited && wrong.exit_code == 0
+                                  : !wrong.exited && wrong.signal != 0 && !wrong.timed_out;
+    std::printf(
+        "   Attaching x says nothing about y: y keeps global visibility, so where\n"
+        "   concurrentManagedAccess = 0 the system must assume the running kernel may use it\n"
+        "   and the CPU may not touch it. %s\n",
+        concurrent ? "Here every managed byte may be shared concurrently, so it works;\n"
+                     "   the same code crashes on Windows, WSL or Jetson."
+                   : "Here that is exactly what happened.");
+
+    std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
+    const tutorial::ChildResult rules = tutorial::run_child("attach_rules", device);
+    tutorial::print_child_output(rules);
+    std::printf("   The child %s.\n", rules.describe().c_str());
+    const bool part2 = rules.exited && rules.exit_code == 0;
+
+    return ctx.verdict(part1 && part2,
+                       tutorial::format("touching y behaved as concurrentManagedAccess = %d "
+                                        "predicts, and every attach call returned what the "
+                                        "documentation says",
+                                        concurrent ? 1 : 0));
+}

@@ -1,0 +1,165 @@
+// Section `modular`: why cudaMallocManaged has a cudaMemAttachHost flag. A component builds an
+// object (its constructor fills a new managed allocation on the CPU) while another thread's
+// kernel is running; then the object's stream goes away and its memory is handed to others.
+#include "common/busy.hpp"
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int count = 1 << 16;
+
+// A component's data: allocated and initialised by the CPU in the constructor, before any
+// stream exists to attach it to. `flags` is what the component passes to cudaMallocManaged.
+class Table {
+public:
+    explicit Table(unsigned flags) {
+        CUDA_CHECK(cudaMallocManaged(&values_, count * sizeof(int), flags));
+        for (int i = 0; i < count; ++i) values_[i] = i;  // CPU writes a brand-new allocation
+    }
+    ~Table() { CUDA_CHECK(cudaFree(values_)); }
+    Table(const Table&) = delete;
+    Table& operator=(const Table&) = delete;
+    int* values() const { return values_; }
+
+private:
+    int* values_ = nullptr;
+};
+
+__global__ void sum(const int* values, int n, long long* result) {
+    long long local = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        local += values[i];
+    }
+    atomicAdd(reinterpret_cast<unsigned long long*>(result),
+              static_cast<unsigned long long>(local));
+}
+
+constexpr long long expected_sum = static_cast<long long>(count) * (count - 1) / 2;
+
+// Sums the table with a kernel in `stream` and returns the result (synchronizes the stream).
+long long sum_on_device(const Table& table, cudaStream_t stream) {
+    long long* result = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&result, sizeof *result, cudaMemAttachHost));
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, result));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    *result = 0;
+    sum<<<32, 256, 0, stream>>>(table.values(), count, result);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const long long value = *result;
+    CUDA_CHECK(cudaFree(result));
+    return value;
+}
+
+// Builds a Table with `flags` in this thread while another thread's kernel is running, and
+// reports whether that kernel was still running before and after the constructor.
+bool build_during_foreign_kernel(int device, unsigned flags, long long& sum_out) {
+    cudaStream_t other = nullptr;  // "another thread's" stream: busy for 200 ms
+    CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    tutorial::launch_busy(other, 200.0);
+    bool overlapped = false;
+    std::thread component([&] {
+        CUDA_CHECK(cudaSetDevice(device));  // a new thread starts on device 0
+        const bool busy_before = cudaStreamQuery(other) == cudaErrorNotReady;
+        Table table(flags);
+        const bool busy_after = cudaStreamQuery(other) == cudaErrorNotReady;
+        overlapped = busy_before && busy_after;
+        cudaStream_t mine = nullptr;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
+        CUDA_CHECK(cudaStreamAttachMemAsync(mine, table.values()));
+        sum_out = sum_on_device(table, mine);
+        CUDA_CHECK(cudaStreamDestroy(mine));
+    });
+    component.join();
+    CUDA_CHECK(cudaStreamSynchronize(other));
+    CUDA_CHECK(cudaStreamDestroy(other));
+    return overlapped;
+}
+
+}  // namespace
+
+// Child role: the same construction without cudaMemAttachHost. Where concurrentManagedAccess is
+// 0 the constructor's first write is a segmentation fault, because the new allocation is
+// globally visible and a kernel is running.
+int child_construct_global(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    long long total = 0;
+    const bool overlapped = build_during_foreign_kernel(device, cudaMemAttachGlobal, total);
+    std::printf(
+        "built a Table with cudaMemAttachGlobal during another stream's kernel: %s; "
+        "sum %lld\n",
+        overlapped ? "overlapped" : "did not overlap", total);
+    return overlapped && total == expected_sum ? 0 : 3;
+}
+
+tutorial::Result run_modular(tutorial::Context& ctx) {
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    int ok = 0;
+
+    std::printf(
+        "1. A component thread builds a Table (cudaMallocManaged with cudaMemAttachHost,\n"
+        "   then the constructor fills it on the CPU) while another stream's kernel runs:\n");
+    long long total = 0;
+    const bool overlapped = build_during_foreign_kernel(ctx.device, cudaMemAttachHost, total);
+    std::printf(
+        "   the other kernel was running throughout the constructor: %s\n"
+        "   the component attached the Table to its own stream; a kernel there summed it:\n"
+        "   %lld (expected %lld)\n",
+        overlapped ? "yes" : "no", total, expected_sum);
+    ok += overlapped && total == expected_sum;
+
+    std::printf(
+        "\n2. The same without the flag (cudaMemAttachGlobal), in a child process;\n"
+        "   concurrentManagedAccess = %d, so expected: %s:\n",
+        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
+    const tutorial::ChildResult child =
+        tutorial::run_child("construct_global", {std::to_string(ctx.device)});
+    tutorial::print_child_output(child);
+    std::printf("   The child %s.\n", child.describe().c_str());
+    ok += concurrent ? child.exited && child.exit_code == 0
+                     : !child.exited && child.signal != 0 && !child.timed_out;
+
+    std::printf(
+        "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"
+        "   back to its default visibility (Host, as allocated), and a re-attach with\n"
+        "   cudaMemAttachGlobal lets a kernel in any stream use it:\n");
+    {
+        Table table(cudaMemAttachHost);
+        cudaStream_t owner = nullptr;
+        CUDA_CHECK(cudaStreamCreate(&owner));
+        CUDA_CHECK(cudaStreamAttachMemAsync(owner, table.values()));
+        CUDA_CHECK(cudaStreamSynchronize(owner));
+        CUDA_CHECK(cudaStreamDestroy(owner));  // association removed, back to the default
+        cudaStream_t anyone = nullptr;
+        CUDA_CHECK(cudaStreamCreate(&anyone));
+        CUDA_CHECK(cudaStreamAttachMemAsync(anyone, table.values(), 0, cudaMemAttachGlobal));
+        CUDA_CHECK(cudaStreamSynchronize(anyone));
+        cudaStream_t reader = nullptr;
+        CUDA_CHECK(cudaStreamCreate(&reader));
+        const long long seen = sum_on_device(table, reader);
+        std::printf("   a kernel in a third stream summed it: %lld (expected %lld)\n", seen,
+                    expected_sum);
+        ok += seen == expected_sum;
+        CUDA_CHECK(cudaStreamDestroy(reader));
+        CUDA_CHECK(cudaStreamDestroy(anyone));
+    }
+    std::printf(
+        "\nWithout the flag, a component would need a process-wide barrier: every thread\n"
+        "attaches its data before any thread launches a kernel, and a second barrier before\n"
+        "any stream is destroyed (which returns the data to global visibility). The flag\n"
+        "makes each component safe on its own.\n");
+    return ctx.verdict(ok == 3, tutorial::format("%d of 3 parts behaved as documented for "
+                                                 "concurrentManagedAccess = %d",
+                                                 ok, concurrent ? 1 : 0));
+}

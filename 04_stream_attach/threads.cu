@@ -1,0 +1,159 @@
+// Section `threads`: the seed's run_task pattern. Each host thread owns a stream and a managed
+// allocation attached to that stream, and alternates kernels with CPU work on the same data.
+// Then the price of putting every thread's work into the legacy NULL stream instead.
+#include "common/check.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Affine integer steps, as in chapter 02's async section: real work whose result the CPU can
+// predict exactly.
+constexpr std::uint32_t step_a = 1664525u;
+constexpr std::uint32_t step_c = 1013904223u;
+
+__global__ void transform(std::uint32_t* data, int n, int rounds) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        std::uint32_t v = data[i];
+        for (int r = 0; r < rounds; ++r) v = v * step_a + step_c;
+        data[i] = v;
+    }
+}
+
+void host_process(std::uint32_t* data, int n, std::uint32_t task) {
+    for (int i = 0; i < n; ++i) data[i] ^= task;
+}
+
+enum class StreamChoice { own, per_thread, legacy };
+
+struct Work {
+    int elements;
+    int iterations;
+    int rounds;
+};
+
+// One task: the seed's run_task. Returns the number of wrong values at the end.
+int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choice) {
+    CUDA_CHECK(cudaSetDevice(device));  // every new host thread starts on device 0
+    cudaStream_t stream = nullptr;
+    if (choice == StreamChoice::own) CUDA_CHECK(cudaStreamCreate(&stream));
+    if (choice == StreamChoice::per_thread) stream = cudaStreamPerThread;
+    // cudaMemAttachHost: no kernel of another thread can be using this memory, even before it
+    // is attached to our stream. The legacy stream is shared, so there the data stays global.
+    std::uint32_t* data = nullptr;
+    const std::size_t bytes = work.elements * sizeof(std::uint32_t);
+    if (choice == StreamChoice::legacy) {
+        CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    } else {
+        CUDA_CHECK(cudaMallocManaged(&data, bytes, cudaMemAttachHost));
+        CUDA_CHECK(cudaStreamAttachMemAsync(stream, data));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    for (int i = 0; i < work.elements; ++i) data[i] = static_cast<std::uint32_t>(i) + task;
+
+    for (int it = 0; it < work.iterations; ++it) {
+        transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        host_process(data, work.elements, task);  // the CPU uses the managed data
+    }
+    transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+
+    // The same steps on the CPU, with each kernel's rounds folded into one affine step.
+    std::uint32_t a = 1;
+    std::uint32_t c = 0;
+    for (int r = 0; r < work.rounds; ++r) {
+        a *= step_a;
+        c = c * step_a + step_c;
+    }
+    int wrong = 0;
+    for (int i = 0; i < work.elements; ++i) {
+        std::uint32_t v = static_cast<std::uint32_t>(i) + task;
+        for (int it = 0; it < work.iterations; ++it) v = (a * v + c) ^ task;
+        wrong += data[i] != a * v + c;
+    }
+    CUDA_CHECK(cudaFree(data));
+    if (choice == StreamChoice::own) CUDA_CHECK(cudaStreamDestroy(stream));
+    return wrong;
+}
+
+// Runs `threads` tasks at once, one host thread each; returns the wall time in ms and adds the
+// wrong values to `wrong`.
+double run_all(int device, int threads, const Work& work, StreamChoice choice, int& wrong) {
+    std::vector<int> wrong_per_task(threads, 0);
+    tutorial::HostTimer timer;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            wrong_per_task[t] = run_task(device, static_cast<std::uint32_t>(t + 1), work, choice);
+        });
+    }
+    for (std::thread& thread : pool) thread.join();
+    const double ms = timer.elapsed_ms();
+    for (int w : wrong_per_task) wrong += w;
+    return ms;
+}
+
+}  // namespace
+
+tutorial::Result run_threads(tutorial::Context& ctx) {
+    const int threads = 4;
+    const Work work{1 << 16, ctx.quick() ? 4 : 20, ctx.quick() ? 200 : 2000};
+    const int runs = ctx.iters_or(ctx.quick() ? 1 : 5);
+    std::printf(
+        "%d host threads, each running the seed's run_task: its own stream, %d elements of\n"
+        "managed memory allocated with cudaMemAttachHost and attached to that stream, then %d\n"
+        "times: a kernel (%d rounds of integer work, 8 blocks), wait for the stream, CPU work on\n"
+        "the same data; a last kernel. Wall time, median of %d runs after a warm-up.\n\n",
+        threads, work.elements, work.iterations, work.rounds, runs);
+
+    struct Variant {
+        const char* name;
+        StreamChoice choice;
+    };
+    const Variant variants[] = {
+        {"own stream per thread (cudaStreamCreate)", StreamChoice::own},
+        {"cudaStreamPerThread", StreamChoice::per_thread},
+        {"legacy NULL stream, shared by all threads", StreamChoice::legacy},
+    };
+    int wrong = 0;
+    int single_wrong = 0;
+    const double one_task_ms = tutorial::median_ms(
+        1, runs, [&] { return run_all(ctx.device, 1, work, StreamChoice::own, single_wrong); });
+    tutorial::Table table({{"streams"},
+                           {"wall ms", tutorial::Align::right},
+                           {"vs one task alone", tutorial::Align::right}});
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    for (const Variant& v : variants) {
+        if (v.choice == StreamChoice::legacy && !concurrent) {
+            // Globally visible data, touched by the CPU while other threads' kernels run: a
+            // segmentation fault where concurrentManagedAccess = 0.
+            table.add_row({v.name, "not run", "(would fault here)"});
+            continue;
+        }
+        const double ms = tutorial::median_ms(
+            1, runs, [&] { return run_all(ctx.device, threads, work, v.choice, wrong); });
+        table.add_row(
+            {v.name, tutorial::format("%.1f", ms), tutorial::format("%.2fx", ms / one_task_ms)});
+    }
+    table.add_row({"(one task alone, own stream)", tutorial::format("%.1f", one_task_ms), "1.00x"});
+    table.print();
+    std::printf(
+        "\nWith a stream each, the threads' kernels run side by side and one thread's CPU work\n"
+        "overlaps the others' kernels. In the legacy NULL stream every kernel waits for every\n"
+        "earlier kernel of every thread, and each thread's cudaStreamSynchronize waits for the\n"
+        "other threads' work too. Every run's data was checked against the CPU's prediction.\n");
+    return ctx.verdict(wrong == 0 && single_wrong == 0,
+                       tutorial::format("every thread's final data matched the CPU's prediction "
+                                        "in all %d variants",
+                                        3));
+}
