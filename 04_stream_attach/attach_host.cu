@@ -43,14 +43,12 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
     std::printf("After cudaStreamSynchronize: x = %d, y = %d.\n", x, y);
 
     std::printf(
-        "\nThe host promised, by attaching y to the host, that no kernel will use y; in return\n"
-        "the CPU may touch y while kernels run%s. A kernel that used y anyway would get\n"
-        "undefined results on such systems. x keeps its default, global visibility: the CPU\n"
-        "may read it only after the synchronization.\n",
-        concurrent ? ", even on systems with concurrentManagedAccess = 0 (here it is 1, so\n"
-                     "it would be allowed anyway)"
-                   : " (here concurrentManagedAccess = 0, so without the attach this write\n"
-                     "would be a segmentation fault)");
+        "\nBy attaching y to the host, the program promised that no kernel will use y; in\n"
+        "return the CPU may touch y while kernels run, even where concurrentManagedAccess = 0\n"
+        "(here it is %d%s). A kernel that used y anyway would get undefined results on such\n"
+        "systems. x keeps its default, global visibility: there the CPU may read it only after\n"
+        "the synchronization.\n",
+        concurrent ? 1 : 0, concurrent ? ", so the write would be allowed anyway" : "");
     return ctx.verdict(running == cudaErrorNotReady && x == 10 && y == 20,
                        tutorial::format("the host wrote y while stream1 was still running (%s), "
                                         "and afterwards x = %d (expected 10), y = %d (expected 20)",

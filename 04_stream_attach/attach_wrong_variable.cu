@@ -114,8 +114,8 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
         "   Attaching x says nothing about y: y keeps global visibility, so where\n"
         "   concurrentManagedAccess = 0 the system must assume the running kernel may use it\n"
         "   and the CPU may not touch it. %s\n",
-        concurrent ? "Here every managed byte may be shared concurrently, so it works;\n"
-                     "   the same code crashes on Windows, WSL or Jetson."
+        concurrent ? "Here any managed memory may be shared concurrently, so it\n"
+                     "   works; the same code crashes on Windows, WSL or Jetson."
                    : "Here that is exactly what happened.");
 
     std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
