@@ -112,7 +112,7 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
         "there is only pageable memory, and a value that is not a kind at all. Without UVA the\n"
         "kind is all the runtime has, so a wrong one copies garbage or crashes: write\n"
         "cudaMemcpyDefault and let the addresses speak.\n");
-    const bool wrong_kinds_ok = child.exited && child.exit_code == 0;
+    const bool wrong_kinds_ok = child.succeeded();
     return ctx.verdict(bad_pairs == 0 && wrong_kinds_ok,
                        tutorial::format("%d of 16 cudaMemcpyDefault pairs verified; all 4 "
                                         "wrong-kind copies behaved as documented for UVA",

@@ -98,8 +98,8 @@ tutorial::Result run_fork(tutorial::Context& ctx) {
     const tutorial::ChildResult after = tutorial::run_child("fork_after_init", device);
     tutorial::print_child_output(after);
     std::printf("    The child %s.\n", after.describe().c_str());
-    as_documented += after.exited && after.exit_code == 0 &&
-                     after.output.find("cudaErrorInitializationError") != std::string::npos;
+    as_documented +=
+        after.succeeded() && after.output.find("cudaErrorInitializationError") != std::string::npos;
 
     std::printf(
         "\n(b) A forked process reading managed memory it inherited: undefined. The driver does\n"
@@ -110,13 +110,13 @@ tutorial::Result run_fork(tutorial::Context& ctx) {
     const tutorial::ChildResult exec = tutorial::run_child("use_cuda", device);
     tutorial::print_child_output(exec);
     std::printf("    The child %s.\n", exec.describe().c_str());
-    as_documented += exec.exited && exec.exit_code == 0;
+    as_documented += exec.succeeded();
 
     std::printf("\n(c2) fork() before any CUDA call, then both processes use CUDA:\n");
     const tutorial::ChildResult before = tutorial::run_child("fork_before_init", device);
     tutorial::print_child_output(before);
     std::printf("    The child %s.\n", before.describe().c_str());
-    as_documented += before.exited && before.exit_code == 0;
+    as_documented += before.succeeded();
 
     return ctx.verdict(as_documented == 3,
                        tutorial::format("%d of 3: the CUDA call after fork() failed with "

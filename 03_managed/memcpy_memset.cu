@@ -94,7 +94,7 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         tutorial::run_child("managed_copies", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
-    const bool copies_ok = child.exited && child.exit_code == 0;
+    const bool copies_ok = child.succeeded();
 
     std::printf("\n2. cudaMemset on managed memory, first touched by the CPU:\n");
     const Buffer managed(MemoryKind::managed, bytes);

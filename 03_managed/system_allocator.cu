@@ -68,7 +68,7 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
         std::printf("The child %s.\n\n", child.describe().c_str());
         const bool faulted = child.exited && child.exit_code == 1 &&
                              child.output.find("cudaErrorIllegalAddress") != std::string::npos;
-        const bool worked = child.exited && child.exit_code == 0;
+        const bool worked = child.succeeded();
         as_expected += pageable_access ? worked : faulted;
     }
     std::printf(

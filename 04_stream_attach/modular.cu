@@ -127,8 +127,7 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         tutorial::run_child("construct_global", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
-    ok += concurrent ? child.exited && child.exit_code == 0
-                     : !child.exited && child.signal != 0 && !child.timed_out;
+    ok += concurrent ? child.succeeded() : child.crashed();
 
     std::printf(
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"

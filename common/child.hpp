@@ -34,6 +34,10 @@ struct ChildResult {
     // "exited with code 1", "died with SIGSEGV",
     // "did not finish in time and was killed"
     std::string describe() const;
+
+    bool succeeded() const { return exited && exit_code == 0; }
+    // Ended by a signal of its own making (a crash), not by our deadline.
+    bool crashed() const { return !exited && signal != 0 && !timed_out; }
 };
 
 class ChildProcess {

@@ -114,8 +114,11 @@ Result test_child_runner(Context& ctx) {
         const double ms = timer.elapsed_ms();
         // A killed child must be killed promptly: well within a second of its deadline.
         const bool prompt = ms < (c.timeout_s + 1.0) * 1000.0;
-        const bool ok =
-            result.describe() == c.expected && contains(result.output, c.output) && prompt;
+        // succeeded() and crashed() must agree with the description.
+        const bool summary_ok = result.succeeded() == (c.expected == "exited with code 0") &&
+                                result.crashed() == (c.expected.rfind("died with", 0) == 0);
+        const bool ok = result.describe() == c.expected && contains(result.output, c.output) &&
+                        prompt && summary_ok;
         wrong += ok ? 0 : 1;
         table.add_row({c.role, c.expected, result.describe(), tutorial::format("%.0f", ms),
                        ok ? "yes" : "NO"});
