@@ -4,3 +4,9 @@
 #include "common/chapter.hpp"
 
 tutorial::Result run_properties(tutorial::Context& ctx);
+tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx);
+tutorial::Result run_prefetch_flow(tutorial::Context& ctx);
+tutorial::Result run_read_mostly(tutorial::Context& ctx);
+tutorial::Result run_preferred_location(tutorial::Context& ctx);
+tutorial::Result run_accessed_by(tutorial::Context& ctx);
+tutorial::Result run_range_attributes(tutorial::Context& ctx);

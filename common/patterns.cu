@@ -20,6 +20,16 @@ __global__ void mismatch_kernel(const std::uint32_t* data, std::size_t count, st
     if (local != 0) atomicAdd(mismatches, local);
 }
 
+__global__ void sum_kernel(const uint4* data, std::size_t vectors, unsigned long long* sum) {
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < vectors;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const uint4 v = data[i];
+        local += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+    }
+    if (local != 0) atomicAdd(sum, local);
+}
+
 constexpr int threads_per_block = 256;
 constexpr int blocks = 1024;
 
@@ -68,4 +78,23 @@ void fill(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed)
 std::size_t mismatches(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed) {
     return buffer.host_accessible() ? mismatches_on_host(buffer.as<std::uint32_t>(), count, seed)
                                     : mismatches_on_device(buffer.as<std::uint32_t>(), count, seed);
+}
+
+std::uint64_t pattern_sum(std::size_t count, std::uint32_t seed) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < count; ++i) sum += pattern(i, seed);
+    return sum;
+}
+
+std::uint64_t sum_on_host(const std::uint32_t* data, std::size_t count) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < count; ++i) sum += data[i];
+    return sum;
+}
+
+void sum_on_device_async(const std::uint32_t* data, std::size_t count, unsigned long long* sum,
+                         cudaStream_t stream) {
+    sum_kernel<<<blocks, threads_per_block, 0, stream>>>(reinterpret_cast<const uint4*>(data),
+                                                         count / 4, sum);
+    CUDA_CHECK_LAUNCH();
 }

@@ -28,3 +28,11 @@ std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, s
 // kernel for device memory, the CPU for every other kind.
 void fill(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed);
 std::size_t mismatches(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed);
+
+// Sums, for checks that read every element: from the pattern's formula alone (no memory read),
+// by the CPU, and by a kernel (queued on `stream`; it adds into *sum, which must be zero and
+// device-accessible; `count` must be a multiple of 4, since it reads 16 bytes at a time).
+std::uint64_t pattern_sum(std::size_t count, std::uint32_t seed);
+std::uint64_t sum_on_host(const std::uint32_t* data, std::size_t count);
+void sum_on_device_async(const std::uint32_t* data, std::size_t count, unsigned long long* sum,
+                         cudaStream_t stream);

@@ -1,0 +1,32 @@
+// Helpers shared by this chapter's sections: CUDA 13 memory locations, checked prefetch and
+// advice calls, and timed kernels that read or write a whole managed buffer.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+// CUDA 13 names a place in memory with a cudaMemLocation; before 13.0 the same calls took an int
+// device ordinal, with cudaCpuDeviceId (-1) for the host.
+inline cudaMemLocation gpu_location(int device) {
+    return {cudaMemLocationTypeDevice, device};
+}
+inline cudaMemLocation host_location() {
+    return {cudaMemLocationTypeHost, 0};
+}
+
+void prefetch(const void* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream);
+void advise(const void* data, std::size_t bytes, cudaMemoryAdvise advice, cudaMemLocation where);
+
+struct DeviceSum {
+    double ms;          // the kernel alone, from events
+    std::uint64_t sum;  // what it added up
+};
+
+// A kernel reads every element of `data` and adds them up (events around the kernel only).
+DeviceSum timed_device_sum(const std::uint32_t* data, std::size_t count);
+// A kernel writes pattern(i, seed) into every element; returns its milliseconds (events).
+double timed_device_fill(std::uint32_t* data, std::size_t count, std::uint32_t seed);
+// A prefetch of the whole buffer on the default stream; returns its milliseconds (events).
+double timed_prefetch(const void* data, std::size_t bytes, cudaMemLocation to);

@@ -1,0 +1,102 @@
+// Section `prefetch_flow`: the seed's foo(stream). Data initialised on the CPU, prefetched to the
+// GPU, used by a kernel, prefetched back, used on the CPU: every step queued in one stream.
+#include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "managed.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+__global__ void mykernel(std::uint32_t* data, std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = data[i] * 2 + 1;
+    }
+}
+
+std::string location_name(int location) {
+    if (location == cudaCpuDeviceId) return "the host (-1)";
+    if (location == cudaInvalidDeviceId) return "none (-2)";
+    return "GPU " + std::to_string(location);
+}
+
+int last_prefetch_location(const void* data, std::size_t bytes) {
+    int location = 0;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
+                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
+    return location;
+}
+
+// The whole flow once; returns its milliseconds and counts wrong values into `wrong`.
+double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, bool narrate,
+           std::size_t& wrong) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    fill_on_host(data, count, 9);  // init_data: execute on the CPU
+    tutorial::HostTimer timer;
+    if (with_prefetches) prefetch(data, bytes, gpu_location(device), s);
+    if (narrate) {
+        std::printf(
+            "  queued the prefetch to GPU %d; cudaStreamQuery says %s; last prefetch "
+            "location: %s\n",
+            device, cudaGetErrorName(cudaStreamQuery(s)),
+            location_name(last_prefetch_location(data, bytes)).c_str());
+    }
+    mykernel<<<1024, 256, 0, s>>>(data, count);
+    CUDA_CHECK_LAUNCH();
+    if (with_prefetches) prefetch(data, bytes, host_location(), s);
+    if (narrate) {
+        std::printf(
+            "  queued the kernel and the prefetch to the host; last prefetch location: "
+            "%s,\n  although the data may not have moved yet\n",
+            location_name(last_prefetch_location(data, bytes)).c_str());
+    }
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern(i, 9) * 2 + 1;  // use_data
+    const double ms = timer.elapsed_ms();
+    CUDA_CHECK(cudaFree(data));
+    return ms;
+}
+
+}  // namespace
+
+tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
+    const std::size_t count = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20)) / 4;
+    const int runs = ctx.iters_or(ctx.quick() ? 2 : 5);
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::printf(
+        "foo(stream) on %s: init on the CPU, prefetch to the GPU, kernel, prefetch to\n"
+        "the CPU, cudaStreamSynchronize, use on the CPU:\n",
+        tutorial::format_bytes(count * 4).c_str());
+    std::size_t wrong = 0;
+    foo(s, ctx.device, count, true, true, wrong);
+    const double with_ms =
+        tutorial::median_ms(0, runs, [&] { return foo(s, ctx.device, count, true, false, wrong); });
+    const double without_ms = tutorial::median_ms(
+        0, runs, [&] { return foo(s, ctx.device, count, false, false, wrong); });
+    CUDA_CHECK(cudaStreamDestroy(s));
+
+    std::printf("\n");
+    tutorial::Table table({{"foo(stream), from the first prefetch to the last CPU read"},
+                           {"ms", tutorial::Align::right}});
+    table.add_row({"with the two prefetches", tutorial::format("%.1f", with_ms)});
+    table.add_row({"without them (page faults both ways)", tutorial::format("%.1f", without_ms)});
+    table.print();
+    std::printf(
+        "\nA prefetch is an operation in the stream, like a kernel: the one to the GPU runs\n"
+        "before the kernel starts, the one back to the host after the kernel ends, and\n"
+        "cudaStreamSynchronize waits for all three. cudaMemRangeGetAttribute reports where the\n"
+        "last prefetch was asked to go, not whether it has happened.\n");
+    return ctx.verdict(wrong == 0,
+                       tutorial::format("every value the CPU used equals 2 * initial + 1, in all "
+                                        "%d runs of foo with and without prefetches",
+                                        2 * runs + 1));
+}

@@ -1,0 +1,121 @@
+// Section `read_mostly`: cudaMemAdviseSetReadMostly lets the CPU and the GPU each keep a read-only
+// copy of the same pages, so that taking turns reading them costs no migrations. A write
+// invalidates every copy but the writer's.
+#include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "managed.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+using tutorial::format;
+
+namespace {
+
+struct LoopTimes {
+    double kernel_ms;  // median kernel read of the whole buffer, inner loop
+    double cpu_ms;     // median CPU read of the whole buffer, inner loop
+    int wrong;
+};
+
+// The seed's loop: the CPU writes in the outer loop, prefetches go to every device, and in the
+// inner loop kernels read the data, with the CPU also reading it between launches.
+LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<int>& devices,
+                    int outer, int inner) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::vector<double> kernel_ms;
+    std::vector<double> cpu_ms;
+    int wrong = 0;
+    for (int o = 0; o < outer; ++o) {
+        const std::uint32_t seed = 100 + o;
+        fill_on_host(data, count, seed);  // the CPU writes the data
+        // With ReadMostly these make read-only copies on each device instead of moving the data.
+        for (int device : devices) prefetch(data, bytes, gpu_location(device), nullptr);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const std::uint64_t expected = pattern_sum(count, seed);
+        for (int i = 0; i < inner; ++i) {
+            const DeviceSum s = timed_device_sum(data, count);
+            kernel_ms.push_back(s.ms);
+            tutorial::HostTimer timer;
+            const std::uint64_t host = sum_on_host(data, count);
+            cpu_ms.push_back(timer.elapsed_ms());
+            wrong += (s.sum != expected) + (host != expected);
+        }
+    }
+    return {tutorial::median(kernel_ms), tutorial::median(cpu_ms), wrong};
+}
+
+int read_mostly_attribute(const void* data, std::size_t bytes) {
+    int value = -1;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, data,
+                                        bytes));
+    return value;
+}
+
+}  // namespace
+
+tutorial::Result run_read_mostly(tutorial::Context& ctx) {
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (8 << 20) : (64 << 20));
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    const int outer = ctx.quick() ? 2 : 3;
+    const int inner = ctx.iters_or(ctx.quick() ? 3 : 10);
+    // Every device that should get a copy; one here, and the loop is written for any number.
+    const std::vector<int> devices = {ctx.device};
+    std::printf(
+        "%s of managed memory. %d times: the CPU writes it, it is prefetched to the GPU, then\n"
+        "%d times a kernel reads all of it and the CPU reads all of it. Medians of the reads:\n\n",
+        tutorial::format_bytes(bytes).c_str(), outer, inner);
+
+    tutorial::Table table({{"advice"},
+                           {"kernel read ms", tutorial::Align::right},
+                           {"CPU read ms", tutorial::Align::right},
+                           {"kernel GB/s", tutorial::Align::right},
+                           {"ReadMostly attribute", tutorial::Align::right}});
+    int wrong = 0;
+    std::uint32_t* plain = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&plain, bytes));
+    const LoopTimes without = read_loop(plain, count, devices, outer, inner);
+    wrong += without.wrong;
+    table.add_row({"none", format("%.3f", without.kernel_ms), format("%.3f", without.cpu_ms),
+                   format("%.1f", tutorial::gb_per_s(bytes, without.kernel_ms)),
+                   format("%d", read_mostly_attribute(plain, bytes))});
+    CUDA_CHECK(cudaFree(plain));
+
+    std::uint32_t* shared = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&shared, bytes));
+    advise(shared, bytes, cudaMemAdviseSetReadMostly, gpu_location(ctx.device));  // id ignored
+    const LoopTimes with = read_loop(shared, count, devices, outer, inner);
+    wrong += with.wrong;
+    table.add_row({"cudaMemAdviseSetReadMostly", format("%.3f", with.kernel_ms),
+                   format("%.3f", with.cpu_ms),
+                   format("%.1f", tutorial::gb_per_s(bytes, with.kernel_ms)),
+                   format("%d", read_mostly_attribute(shared, bytes))});
+    table.print();
+
+    // A write: the CPU rewrites the whole buffer, which invalidates the GPU's copies.
+    const double before_ms = timed_device_sum(shared, count).ms;
+    tutorial::HostTimer timer;
+    fill_on_host(shared, count, 999);
+    const double write_ms = timer.elapsed_ms();
+    const DeviceSum after = timed_device_sum(shared, count);
+    wrong += after.sum != pattern_sum(count, 999);
+    const DeviceSum again = timed_device_sum(shared, count);
+    wrong += again.sum != pattern_sum(count, 999);
+    std::printf(
+        "\nThen the CPU writes the whole buffer (%.1f ms). The GPU's read-only copies are gone:\n"
+        "a kernel read took %.3f ms before the write, %.3f ms right after it (the pages fault\n"
+        "back in and are duplicated again), %.3f ms the time after. The ReadMostly attribute\n"
+        "is still %d: the advice stays, only the copies were dropped.\n",
+        write_ms, before_ms, after.ms, again.ms, read_mostly_attribute(shared, bytes));
+    CUDA_CHECK(cudaFree(shared));
+    std::printf(
+        "\nWithout the advice every kernel has to fault the pages over from the CPU and every\n"
+        "CPU read faults them back: each side takes the data away from the other.\n");
+    return ctx.verdict(wrong == 0,
+                       "every kernel and CPU read returned the sum of the data last "
+                       "written, with and without the advice");
+}
