@@ -64,7 +64,7 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         {"no advice, GPU writes, CPU reads", false, gpu, true, false, false},
         {"preferred GPU, GPU writes, CPU reads", true, gpu, true, false, false},
     };
-    double preferred_host_second = 0.0;
+    double preferred_host[2] = {};
     double no_advice_second = 0.0;
     for (const Case& c : cases) {
         std::uint32_t* data = nullptr;
@@ -91,7 +91,10 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
                 rate = tutorial::gb_per_s(bytes, timer.elapsed_ms());
             }
         }
-        if (c.prefer && !c.prefetch_to_gpu && c.gpu_reads) preferred_host_second = gbps[1];
+        if (c.prefer && !c.prefetch_to_gpu && c.gpu_reads) {
+            preferred_host[0] = gbps[0];
+            preferred_host[1] = gbps[1];
+        }
         if (!c.prefer && c.gpu_reads) no_advice_second = gbps[1];
         table.add_row({c.name, format("%.1f", gbps[0]), format("%.1f", gbps[1]),
                        where(range_int(data, bytes, cudaMemRangeAttributePreferredLocation)),
@@ -100,13 +103,13 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
     }
     table.print();
     std::printf(
-        "\nWith the host preferred, the GPU's second read is no faster than its first (%.1f GB/s\n"
-        "against %.1f without advice): the pages stayed in host memory and the GPU read them\n"
-        "over PCIe, mapped instead of migrated. A prefetch still moved them. With the GPU\n"
-        "preferred and directManagedMemAccessFromHost = %d, the CPU cannot map GPU memory, so\n"
-        "its reads migrate the pages anyway: a preferred location is a policy for faults, not\n"
-        "a pin.\n",
-        preferred_host_second, no_advice_second,
+        "\nWith the host preferred, the GPU's first read (%.1f GB/s) pays for faults that map the\n"
+        "pages where they are, and its second read runs at %.1f GB/s, the speed of PCIe: the\n"
+        "pages stayed in host memory. Without advice they migrated, and the second read ran at\n"
+        "%.1f GB/s from GPU memory. A prefetch still moved them. With the GPU preferred and\n"
+        "directManagedMemAccessFromHost = %d, the CPU cannot map GPU memory, so its reads\n"
+        "migrate the pages anyway: a preferred location is a policy for faults, not a pin.\n",
+        preferred_host[0], preferred_host[1], no_advice_second,
         tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost));
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "

@@ -44,9 +44,9 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
     if (with_prefetches) prefetch(data, bytes, gpu_location(device), s);
     if (narrate) {
         std::printf(
-            "  queued the prefetch to GPU %d; cudaStreamQuery says %s; last prefetch "
-            "location: %s\n",
-            device, cudaGetErrorName(cudaStreamQuery(s)),
+            "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms; cudaStreamQuery "
+            "then says %s;\n  last prefetch location: %s\n",
+            device, timer.elapsed_ms(), cudaGetErrorName(cudaStreamQuery(s)),
             location_name(last_prefetch_location(data, bytes)).c_str());
     }
     mykernel<<<1024, 256, 0, s>>>(data, count);
