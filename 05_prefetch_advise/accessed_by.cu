@@ -113,7 +113,7 @@ tutorial::Result run_accessed_by(tutorial::Context& ctx) {
     };
     std::printf(
         "\nWith the hint: write %s, CPU read %s, append %s. AccessedBy asks the driver to keep\n"
-        "the pages mapped for the CPU wherever they live. %s\n",
+        "the pages mapped for the CPU wherever they live.\n%s\n",
         change(0).c_str(), change(1).c_str(), change(2).c_str(),
         direct ? "Here the CPU can reach GPU memory directly, so its reads can stay where\n"
                  "the data is, and the append finds the pages still on the GPU."

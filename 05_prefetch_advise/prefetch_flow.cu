@@ -44,8 +44,8 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
     if (with_prefetches) prefetch(data, bytes, gpu_location(device), s);
     if (narrate) {
         std::printf(
-            "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms; cudaStreamQuery "
-            "then says %s;\n  last prefetch location: %s\n",
+            "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms;\n"
+            "  cudaStreamQuery then says %s; last prefetch location: %s\n",
             device, timer.elapsed_ms(), cudaGetErrorName(cudaStreamQuery(s)),
             location_name(last_prefetch_location(data, bytes)).c_str());
     }
