@@ -12,6 +12,12 @@ void advise(const void* data, std::size_t bytes, cudaMemoryAdvise advice, cudaMe
     CUDA_CHECK(cudaMemAdvise(data, bytes, advice, where));
 }
 
+int range_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
+    int value = 0;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, attribute, data, bytes));
+    return value;
+}
+
 DeviceSum timed_device_sum(const std::uint32_t* data, std::size_t count) {
     unsigned long long* sum = nullptr;  // device memory: a managed counter would fault too
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));

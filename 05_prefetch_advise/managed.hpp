@@ -18,6 +18,8 @@ inline cudaMemLocation host_location() {
 
 void prefetch(const void* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream);
 void advise(const void* data, std::size_t bytes, cudaMemoryAdvise advice, cudaMemLocation where);
+// cudaMemRangeGetAttribute for the attributes that answer with one int.
+int range_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute);
 
 struct DeviceSum {
     double ms;          // the kernel alone, from events

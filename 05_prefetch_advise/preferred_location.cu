@@ -16,12 +16,6 @@ using tutorial::format;
 
 namespace {
 
-int range_int(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
-    int value = 0;
-    CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, attribute, data, bytes));
-    return value;
-}
-
 std::string where(int location) {
     if (location == cudaCpuDeviceId) return "host";
     if (location == cudaInvalidDeviceId) return "-";
@@ -96,9 +90,10 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
             preferred_host[1] = gbps[1];
         }
         if (!c.prefer && c.gpu_reads) no_advice_second = gbps[1];
-        table.add_row({c.name, format("%.1f", gbps[0]), format("%.1f", gbps[1]),
-                       where(range_int(data, bytes, cudaMemRangeAttributePreferredLocation)),
-                       where(range_int(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))});
+        table.add_row(
+            {c.name, format("%.1f", gbps[0]), format("%.1f", gbps[1]),
+             where(range_attribute(data, bytes, cudaMemRangeAttributePreferredLocation)),
+             where(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))});
         CUDA_CHECK(cudaFree(data));
     }
     table.print();

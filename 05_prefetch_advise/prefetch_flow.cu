@@ -26,13 +26,6 @@ std::string location_name(int location) {
     return "GPU " + std::to_string(location);
 }
 
-int last_prefetch_location(const void* data, std::size_t bytes) {
-    int location = 0;
-    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
-                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
-    return location;
-}
-
 // The whole flow once; returns its milliseconds and counts wrong values into `wrong`.
 double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, bool narrate,
            std::size_t& wrong) {
@@ -47,7 +40,8 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
             "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms;\n"
             "  cudaStreamQuery then says %s; last prefetch location: %s\n",
             device, timer.elapsed_ms(), cudaGetErrorName(cudaStreamQuery(s)),
-            location_name(last_prefetch_location(data, bytes)).c_str());
+            location_name(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))
+                .c_str());
     }
     mykernel<<<1024, 256, 0, s>>>(data, count);
     CUDA_CHECK_LAUNCH();
@@ -56,7 +50,8 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
         std::printf(
             "  queued the kernel and the prefetch to the host; last prefetch location: "
             "%s,\n  although the data may not have moved yet\n",
-            location_name(last_prefetch_location(data, bytes)).c_str());
+            location_name(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))
+                .c_str());
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
     for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern(i, 9) * 2 + 1;  // use_data

@@ -16,12 +16,6 @@ using tutorial::format;
 
 namespace {
 
-int get_int(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
-    int value = 0;
-    CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, attribute, data, bytes));
-    return value;
-}
-
 // The CUDA 13 form of a location attribute: its Type and Id, fetched in one call with the
 // plural cudaMemRangeGetAttributes.
 std::string get_location(const void* data, std::size_t bytes, cudaMemRangeAttribute type_attribute,
@@ -82,31 +76,31 @@ tutorial::Result run_range_attributes(tutorial::Context& ctx) {
     const std::string device_name = format("Device %d", d);
     const auto as_int = [](int v) { return std::to_string(v); };
 
-    check("allocation", "ReadMostly", as_int(get_int(data, bytes, cudaMemRangeAttributeReadMostly)),
-          "0");
+    check("allocation", "ReadMostly",
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributeReadMostly)), "0");
     check("allocation", "PreferredLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributePreferredLocation)), "-2");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributePreferredLocation)), "-2");
     check("allocation", "LastPrefetchLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributeLastPrefetchLocation)), "-2");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation)), "-2");
 
     advise(data, bytes, cudaMemAdviseSetReadMostly, gpu);
     check("SetReadMostly", "ReadMostly",
-          as_int(get_int(data, bytes, cudaMemRangeAttributeReadMostly)), "1");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributeReadMostly)), "1");
     advise(data, bytes, cudaMemAdviseUnsetReadMostly, gpu);
     check("UnsetReadMostly", "ReadMostly",
-          as_int(get_int(data, bytes, cudaMemRangeAttributeReadMostly)), "0");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributeReadMostly)), "0");
 
     advise(data, bytes, cudaMemAdviseSetPreferredLocation, gpu);
     check("SetPreferredLocation(GPU)", "PreferredLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributePreferredLocation)), as_int(d));
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributePreferredLocation)), as_int(d));
     check("SetPreferredLocation(GPU)", "PreferredLocationType/Id", preferred(), device_name);
     advise(data, bytes, cudaMemAdviseSetPreferredLocation, host);
     check("SetPreferredLocation(host)", "PreferredLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributePreferredLocation)), "-1");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributePreferredLocation)), "-1");
     check("SetPreferredLocation(host)", "PreferredLocationType/Id", preferred(), "Host");
     advise(data, bytes, cudaMemAdviseUnsetPreferredLocation, host);
     check("UnsetPreferredLocation", "PreferredLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributePreferredLocation)), "-2");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributePreferredLocation)), "-2");
     check("UnsetPreferredLocation", "PreferredLocationType/Id", preferred(), "Invalid");
 
     advise(data, bytes, cudaMemAdviseSetAccessedBy, gpu);
@@ -121,20 +115,21 @@ tutorial::Result run_range_attributes(tutorial::Context& ctx) {
     prefetch(data, bytes, gpu, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     check("prefetch to GPU", "LastPrefetchLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributeLastPrefetchLocation)), as_int(d));
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation)),
+          as_int(d));
     check("prefetch to GPU", "LastPrefetchLocationType/Id", last_prefetch(), device_name);
     prefetch(data, bytes, host, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     check("prefetch to host", "LastPrefetchLocation",
-          as_int(get_int(data, bytes, cudaMemRangeAttributeLastPrefetchLocation)), "-1");
+          as_int(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation)), "-1");
     check("prefetch to host", "LastPrefetchLocationType/Id", last_prefetch(), "Host");
 
     // Page rounding: advice on 16 bytes covers the whole page they are on, and only that page.
     advise(data, 16, cudaMemAdviseSetReadMostly, gpu);
     check("SetReadMostly on bytes 0-15", "ReadMostly at byte 1024",
-          as_int(get_int(data + 1024, 4, cudaMemRangeAttributeReadMostly)), "1");
+          as_int(range_attribute(data + 1024, 4, cudaMemRangeAttributeReadMostly)), "1");
     check("SetReadMostly on bytes 0-15", format("ReadMostly at byte %zu", page),
-          as_int(get_int(data + page, 4, cudaMemRangeAttributeReadMostly)), "0");
+          as_int(range_attribute(data + page, 4, cudaMemRangeAttributeReadMostly)), "0");
     CUDA_CHECK(cudaFree(data));
 
     table.print();

@@ -49,13 +49,6 @@ LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<in
     return {tutorial::median(kernel_ms), tutorial::median(cpu_ms), wrong};
 }
 
-int read_mostly_attribute(const void* data, std::size_t bytes) {
-    int value = -1;
-    CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, data,
-                                        bytes));
-    return value;
-}
-
 }  // namespace
 
 tutorial::Result run_read_mostly(tutorial::Context& ctx) {
@@ -82,7 +75,7 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     wrong += without.wrong;
     table.add_row({"none", format("%.3f", without.kernel_ms), format("%.3f", without.cpu_ms),
                    format("%.1f", tutorial::gb_per_s(bytes, without.kernel_ms)),
-                   format("%d", read_mostly_attribute(plain, bytes))});
+                   format("%d", range_attribute(plain, bytes, cudaMemRangeAttributeReadMostly))});
     CUDA_CHECK(cudaFree(plain));
 
     std::uint32_t* shared = nullptr;
@@ -93,7 +86,7 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     table.add_row({"cudaMemAdviseSetReadMostly", format("%.3f", with.kernel_ms),
                    format("%.3f", with.cpu_ms),
                    format("%.1f", tutorial::gb_per_s(bytes, with.kernel_ms)),
-                   format("%d", read_mostly_attribute(shared, bytes))});
+                   format("%d", range_attribute(shared, bytes, cudaMemRangeAttributeReadMostly))});
     table.print();
 
     // A write: the CPU rewrites the whole buffer, which invalidates the GPU's copies.
@@ -110,7 +103,8 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
         "a kernel read took %.3f ms before the write, %.3f ms right after it (the pages fault\n"
         "back in and are duplicated again), %.3f ms the time after. The ReadMostly attribute\n"
         "is still %d: the advice stays, only the copies were dropped.\n",
-        write_ms, before_ms, after.ms, again.ms, read_mostly_attribute(shared, bytes));
+        write_ms, before_ms, after.ms, again.ms,
+        range_attribute(shared, bytes, cudaMemRangeAttributeReadMostly));
     CUDA_CHECK(cudaFree(shared));
     std::printf(
         "\nWithout the advice every kernel has to fault the pages over from the CPU and every\n"
