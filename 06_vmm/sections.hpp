@@ -3,4 +3,18 @@
 
 #include "common/chapter.hpp"
 
-tutorial::Result run_properties(tutorial::Context& ctx);
+#include <string>
+#include <vector>
+
+tutorial::Result run_support(tutorial::Context& ctx);
+tutorial::Result run_basics(tutorial::Context& ctx);
+tutorial::Result run_growable(tutorial::Context& ctx);
+tutorial::Result run_aliasing(tutorial::Context& ctx);
+tutorial::Result run_access_control(tutorial::Context& ctx);
+tutorial::Result run_granularity_errors(tutorial::Context& ctx);
+tutorial::Result run_compression(tutorial::Context& ctx);
+
+// Child roles.
+int child_no_access(const std::vector<std::string>& args);         // access_control
+int child_read_only(const std::vector<std::string>& args);         // access_control
+int child_misaligned_calls(const std::vector<std::string>& args);  // granularity_errors

@@ -1,4 +1,4 @@
-// Section `properties`: can this device do virtual memory management, and at what granularity?
+// Section `support`: can this device do virtual memory management, and at what granularity?
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/report.hpp"
@@ -8,7 +8,7 @@ using tutorial::device_attribute;
 using tutorial::driver_attribute;
 using tutorial::format;
 
-tutorial::Result run_properties(tutorial::Context& ctx) {
+tutorial::Result run_support(tutorial::Context& ctx) {
     // The VMM attributes exist only in the driver API.
     std::printf("Attributes only the driver API knows:\n");
     const int vmm =

@@ -1,0 +1,144 @@
+// Section `access_control` (fault demo): a mapping alone grants nothing. A range without an access
+// grant faults when a kernel touches it; a read-only grant allows reads and faults on writes.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/vmm.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace tutorial;
+
+namespace {
+
+__global__ void write_one(std::uint32_t* data) {
+    data[0] = 1;
+}
+
+const char* access_name(unsigned long long flags) {
+    switch (flags) {
+        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
+        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
+        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
+    }
+    return "?";
+}
+
+std::string access_of(CUdeviceptr address, int device) {
+    static const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    unsigned long long flags = 0;
+    CU_CHECK(cuMemGetAccess(&flags, &location, address));
+    return access_name(flags);
+}
+
+// Creates one granule of memory and maps it; the caller decides about access.
+CUdeviceptr mapped_granule(int device, std::size_t& bytes) {
+    bytes = vmm_granularity(device);
+    const CUmemGenericAllocationHandle memory = vmm_create(vmm_properties(device), bytes);
+    const CUdeviceptr address = vmm_reserve(bytes, 0);
+    vmm_map(address, bytes, memory);
+    vmm_release(memory);
+    return address;
+}
+
+}  // namespace
+
+// Child role: a kernel reads a range that was mapped but never given access.
+int child_no_access(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    std::size_t bytes = 0;
+    const CUdeviceptr address = mapped_granule(device, bytes);
+    std::printf("mapped, no cuMemSetAccess: cuMemGetAccess says %s; a kernel reads it...\n",
+                access_of(address, device).c_str());
+    mismatches_on_device(reinterpret_cast<std::uint32_t*>(address), bytes / 4, 0);
+    std::printf("the kernel finished\n");
+    return 0;
+}
+
+// Child role: read-only access. A kernel's reads work; a kernel's write faults.
+int child_read_only(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    std::size_t bytes = 0;
+    const CUdeviceptr address = mapped_granule(device, bytes);
+    auto* data = reinterpret_cast<std::uint32_t*>(address);
+    const std::size_t count = bytes / 4;
+    // Fill it while it is still writable, then take the write permission away.
+    vmm_set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    fill_on_device(data, count, 6);
+    vmm_set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READ);
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    sum_on_device_async(data, count, sum, nullptr);
+    CUDA_CHECK_LAUNCH_SYNC();
+    unsigned long long total = 0;
+    CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+    std::printf(
+        "cuMemSetAccess(PROT_READ): cuMemGetAccess says %s; a kernel read all %zu values: "
+        "sum %s\n",
+        access_of(address, device).c_str(), count,
+        total == pattern_sum(count, 6) ? "correct" : "WRONG");
+    std::printf("a kernel writes one value...\n");
+    write_one<<<1, 1>>>(data);
+    CUDA_CHECK_LAUNCH_SYNC();
+    std::printf("the write went through\n");
+    return 0;
+}
+
+tutorial::Result run_access_control(tutorial::Context& ctx) {
+    if (!vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
+    const std::vector<std::string> device = {std::to_string(ctx.device)};
+    int as_documented = 0;
+
+    std::printf("1. Mapped, never granted access (in a child process):\n");
+    const ChildResult none = run_child("no_access", device);
+    print_child_output(none);
+    std::printf("   The child %s.\n", none.describe().c_str());
+    as_documented += none.exited && none.exit_code == 1 &&
+                     none.output.find("PROT_NONE") != std::string::npos &&
+                     none.output.find("cudaErrorIllegalAddress") != std::string::npos;
+
+    std::printf("\n2. Read-only access (in a child process):\n");
+    const ChildResult read_only = run_child("read_only", device);
+    print_child_output(read_only);
+    std::printf("   The child %s.\n", read_only.describe().c_str());
+    as_documented += read_only.exited && read_only.exit_code == 1 &&
+                     read_only.output.find("PROT_READ;") != std::string::npos &&
+                     read_only.output.find("sum correct") != std::string::npos &&
+                     read_only.output.find("cudaErrorIllegalAddress") != std::string::npos;
+
+    std::printf("\n3. Read-write access, here:\n");
+    std::size_t bytes = 0;
+    const CUdeviceptr address = mapped_granule(ctx.device, bytes);
+    vmm_set_access(address, bytes, ctx.device);
+    const std::string full = access_of(address, ctx.device);
+    auto* data = reinterpret_cast<std::uint32_t*>(address);
+    fill_on_device(data, bytes / 4, 8);
+    const std::size_t wrong = mismatches_on_device(data, bytes / 4, 8);
+    std::printf("   cuMemGetAccess says %s; a kernel wrote and another checked: %zu wrong.\n",
+                full.c_str(), wrong);
+    as_documented += full == "PROT_READWRITE" && wrong == 0;
+    vmm_unmap(address, bytes);
+    vmm_free(address, bytes);
+
+    std::printf(
+        "\nAccess is granted per range and per device. cudaEnablePeerAccess, by contrast, maps\n"
+        "every allocation of one GPU into another, past and future; with VMM a program can\n"
+        "share exactly the allocations it means to share, and nothing else pays for it.\n");
+    return ctx.verdict(as_documented == 3,
+                       format("%d of 3: no access and a write to read-only memory both failed with "
+                              "cudaErrorIllegalAddress, reads and read-write access worked",
+                              as_documented));
+}
