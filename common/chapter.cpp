@@ -22,6 +22,10 @@ int Context::iters_or(int default_iters) const {
     return options.iters != 0 ? options.iters : default_iters;
 }
 
+int Context::workers_or(int default_workers) const {
+    return options.workers != 0 ? options.workers : default_workers;
+}
+
 Result Context::verdict(bool ok, const std::string& what) {
     std::printf("%s %s/%s: %s\n", ok ? "PASS" : "FAIL", chapter_, section_, what.c_str());
     ++verdicts_;
@@ -52,6 +56,7 @@ void print_help(const Chapter& chapter) {
         "  --size SIZE              buffer size for sections that take one, with a binary\n"
         "                           suffix: 4KiB, 256MiB, 1GiB (default: each section's own)\n"
         "  --iters N                timed repetitions (default: each section's own)\n"
+        "  --workers N              worker processes, for sections that start some\n"
         "  --quick                  small sizes and few repetitions, as the tests run it\n"
         "  --help                   show this help and exit\n"
         "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command "

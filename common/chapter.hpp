@@ -38,6 +38,7 @@ public:
     bool quick() const { return options.quick; }
     std::size_t size_or(std::size_t default_bytes) const;
     int iters_or(int default_iters) const;
+    int workers_or(int default_workers) const;
 
     // Prints "PASS <chapter>/<section>: <what>" or "FAIL ...". `what` names what was compared.
     Result verdict(bool ok, const std::string& what);

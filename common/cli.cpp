@@ -102,7 +102,8 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             arg = arg.substr(0, equals);
             has_value = true;
         }
-        const bool takes_value = arg == "--device" || arg == "--size" || arg == "--iters";
+        const bool takes_value =
+            arg == "--device" || arg == "--size" || arg == "--iters" || arg == "--workers";
         if (takes_value && !has_value) {
             if (i + 1 >= argc) return "option " + arg + " needs a value";
             value = argv[++i];
@@ -124,6 +125,9 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
         } else if (arg == "--iters") {
             problem = parse_int(value, 1, 1000000, number);
             options.iters = static_cast<int>(number);
+        } else if (arg == "--workers") {
+            problem = parse_int(value, 1, 1024, number);
+            options.workers = static_cast<int>(number);
         } else if (arg == "--size") {
             problem = parse_size(value, options.size);
         } else if (arg.size() > 1 && arg[0] == '-') {

@@ -1,6 +1,7 @@
 // The command line every chapter shares:
 //
-//   NN_name [SECTION...] [--device N] [--size SIZE] [--iters N] [--quick] [--list] [--help]
+//   NN_name [SECTION...] [--device N] [--size SIZE] [--iters N] [--workers N] [--quick] [--list]
+//           [--help]
 //
 // Parsing touches no CUDA API, so --help, --list and bad input behave the same with or without a
 // GPU. Each parse function returns an empty string on success, or the one-line problem otherwise.
@@ -17,6 +18,7 @@ struct Options {
     int device = 0;
     std::size_t size = 0;  // bytes; 0 means "each section's own default"
     int iters = 0;         // timed repetitions; 0 means "each section's own default"
+    int workers = 0;       // worker processes; 0 means "each section's own default"
     bool quick = false;    // small sizes and few repetitions: what the tests use
     bool help = false;
     bool list = false;

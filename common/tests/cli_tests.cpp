@@ -82,6 +82,8 @@ Result test_parse_options(Context& ctx) {
         {{"x", "--quick=yes"}, "option --quick takes no value"},
         {{"x", "--iters", "0"}, "--iters: number '0' is out of range"},
         {{"x", "--iters", "5x"}, "--iters: invalid number '5x'"},
+        {{"x", "--workers", "0"}, "--workers: number '0' is out of range"},
+        {{"x", "--workers=4"}, ""},
         {{"x", "--device", "-1"}, "--device: number '-1' is out of range"},
         {{"x", "--device", "99999999999999999999"}, "out of range"},
         {{"x", "--bogus"}, "unknown option '--bogus'"},

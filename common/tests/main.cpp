@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
                     false},
             Section{"child_runner", "children that exit, crash, hang and echo", test_child_runner,
                     false},
+            Section{"child_channels", "read_line, and a descriptor passed over the socket",
+                    test_child_channels, false},
             Section{"median", "median() and HostTimer", test_median, false},
             Section{"event_timer", "EventTimer against a kernel of known duration",
                     test_event_timer},
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
             {"segfault", child_segfault},
             {"hang", child_hang},
             {"echo", child_echo},
+            {"conversation", child_conversation},
             {"failing_call", child_failing_call},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
