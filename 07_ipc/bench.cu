@@ -1,0 +1,180 @@
+// Section `bench`: making B bytes of GPU data available to K worker processes. Through IPC they
+// open the master's memory and read it in place; without it, the bytes travel through a pipe and
+// each worker uploads its own copy.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "ipc_common.hpp"
+#include "sections.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+using namespace tutorial;
+
+namespace {
+
+constexpr std::uint32_t bench_seed = 71;
+
+}  // namespace
+
+// Child role: open the handle `repeats` times to time opening and closing, then read the data in
+// place once (timed with events) and report.
+int child_bench_ipc(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    std::string hex;
+    std::size_t count = 0;
+    if (!(std::cin >> hex >> count)) return 4;
+    cudaIpcMemHandle_t handle{};
+    if (!from_hex(hex, &handle, sizeof handle)) return 4;
+    CUDA_CHECK(cudaFree(nullptr));  // create the context first: it is not part of an open
+    std::vector<double> open_ms;
+    std::vector<double> close_ms;
+    void* data = nullptr;
+    for (int r = 0; r < 10; ++r) {
+        HostTimer timer;
+        CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
+        open_ms.push_back(timer.elapsed_ms());
+        if (r + 1 == 10) break;  // keep the last one open
+        timer.restart();
+        CUDA_CHECK(cudaIpcCloseMemHandle(data));
+        close_ms.push_back(timer.elapsed_ms());
+    }
+    EventTimer events;
+    events.start();
+    const std::uint64_t sum = device_sum(static_cast<const std::uint32_t*>(data), count);
+    events.stop();
+    const double read_ms = events.elapsed_ms();
+    CUDA_CHECK(cudaIpcCloseMemHandle(data));
+    std::printf("open_ms %.4f close_ms %.4f read_gbps %.1f sum %llu\n", median(open_ms),
+                median(close_ms), gb_per_s(count * 4, read_ms),
+                static_cast<unsigned long long>(sum));
+    return 0;
+}
+
+// Child role: read the bytes from stdin, upload them, sum them on the device.
+int child_bench_pipe(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    std::size_t count = 0;
+    std::string header;
+    if (!std::getline(std::cin, header)) return 4;
+    count = std::strtoull(header.c_str(), nullptr, 10);
+    std::uint32_t* host = nullptr;
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaMallocHost(&host, count * 4));
+    CUDA_CHECK(cudaMalloc(&device, count * 4));
+    std::cin.read(reinterpret_cast<char*>(host), static_cast<std::streamsize>(count * 4));
+    if (static_cast<std::size_t>(std::cin.gcount()) != count * 4) return 4;
+    CUDA_CHECK(cudaMemcpy(device, host, count * 4, cudaMemcpyHostToDevice));
+    const std::uint64_t sum = device_sum(device, count);
+    CUDA_CHECK(cudaFree(device));
+    CUDA_CHECK(cudaFreeHost(host));
+    std::printf("sum %llu\n", static_cast<unsigned long long>(sum));
+    return 0;
+}
+
+tutorial::Result run_bench(tutorial::Context& ctx) {
+    const int workers = ctx.workers_or(ctx.quick() ? 2 : 4);
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20));
+    const std::size_t count = bytes / 4;
+    const std::uint64_t expected = pattern_sum(count, bench_seed);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMalloc(&data, bytes));
+    fill_on_device(data, count, bench_seed);
+    std::printf("%s of data on the GPU, wanted by %d worker processes.\n\n",
+                format_bytes(bytes).c_str(), workers);
+
+    // IPC: every worker opens the master's memory and reads it in place.
+    cudaIpcMemHandle_t handle{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&handle, data));
+    HostTimer timer;
+    std::vector<std::unique_ptr<ChildProcess>> children;
+    for (int w = 0; w < workers; ++w) {
+        children.push_back(std::make_unique<ChildProcess>(
+            "bench_ipc", std::vector<std::string>{std::to_string(ctx.device)}));
+        children.back()->send(to_hex(&handle, sizeof handle) + " " + std::to_string(count) + "\n");
+    }
+    std::vector<double> opens;
+    std::vector<double> closes;
+    std::vector<double> reads;
+    int correct = 0;
+    for (auto& child : children) {
+        const ChildResult r = child->wait(120.0);
+        double open_ms = 0, close_ms = 0, read_gbps = 0;
+        unsigned long long sum = 0;
+        const std::size_t at = r.output.find("open_ms");
+        if (r.succeeded() && at != std::string::npos &&
+            std::sscanf(r.output.c_str() + at, "open_ms %lf close_ms %lf read_gbps %lf sum %llu",
+                        &open_ms, &close_ms, &read_gbps, &sum) == 4) {
+            opens.push_back(open_ms);
+            closes.push_back(close_ms);
+            reads.push_back(read_gbps);
+            correct += sum == expected;
+        } else {
+            print_child_output(r);
+        }
+    }
+    const double ipc_ms = timer.elapsed_ms();
+    children.clear();
+
+    // The alternative: copy to the host once, push the bytes through each worker's pipe, and let
+    // each upload its own copy.
+    timer.restart();
+    std::uint32_t* host = nullptr;
+    CUDA_CHECK(cudaMallocHost(&host, bytes));
+    CUDA_CHECK(cudaMemcpy(host, data, bytes, cudaMemcpyDeviceToHost));
+    const std::string payload(reinterpret_cast<const char*>(host), bytes);
+    for (int w = 0; w < workers; ++w) {
+        children.push_back(std::make_unique<ChildProcess>(
+            "bench_pipe", std::vector<std::string>{std::to_string(ctx.device)}));
+    }
+    for (auto& child : children) {
+        child->send(std::to_string(count) + "\n", 60.0);
+        child->send(payload, 120.0);
+        child->close_input();
+    }
+    for (auto& child : children) {
+        const ChildResult r = child->wait(120.0);
+        unsigned long long sum = 0;
+        const std::size_t at = r.output.find("sum ");
+        if (r.succeeded() && at != std::string::npos &&
+            std::sscanf(r.output.c_str() + at, "sum %llu", &sum) == 1) {
+            correct += sum == expected;
+        } else {
+            print_child_output(r);
+        }
+    }
+    const double pipe_ms = timer.elapsed_ms();
+    CUDA_CHECK(cudaFreeHost(host));
+
+    // For comparison: the master reading its own memory.
+    EventTimer events;
+    events.start();
+    const std::uint64_t own = device_sum(data, count);
+    events.stop();
+    const double own_gbps = gb_per_s(bytes, events.elapsed_ms());
+    correct += own == expected;
+    CUDA_CHECK(cudaFree(data));
+
+    Table table({{"measure"}, {"value", Align::right}});
+    table.add_row({format("all %d workers done, IPC (ms, wall)", workers), format("%.1f", ipc_ms)});
+    table.add_row({format("all %d workers done, pipe + upload (ms, wall)", workers),
+                   format("%.1f", pipe_ms)});
+    table.add_row({"cudaIpcOpenMemHandle, median (ms)", format("%.3f", median(opens))});
+    table.add_row({"cudaIpcCloseMemHandle, median (ms)", format("%.3f", median(closes))});
+    table.add_row({"a worker reading the opened memory (GB/s)", format("%.0f", median(reads))});
+    table.add_row({"the master reading its own memory (GB/s)", format("%.0f", own_gbps)});
+    table.print();
+    std::printf(
+        "\nBoth wall times include starting the worker processes and their CUDA contexts. IPC\n"
+        "moves no data at all: each worker reads the master's memory at device speed. The pipe\n"
+        "moves every byte through the CPU once per worker and then over PCIe again.\n");
+    return ctx.verdict(correct == 2 * workers + 1,
+                       format("all %d sums (IPC workers, pipe workers, master) equal the data's",
+                              2 * workers + 1));
+}

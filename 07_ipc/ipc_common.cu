@@ -1,0 +1,103 @@
+#include "ipc_common.hpp"
+
+#include "common/check.hpp"
+#include "common/patterns.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+std::string to_hex(const void* data, std::size_t bytes) {
+    static const char digits[] = "0123456789abcdef";
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::string text;
+    for (std::size_t i = 0; i < bytes; ++i) {
+        text += digits[p[i] >> 4];
+        text += digits[p[i] & 15];
+    }
+    return text;
+}
+
+bool from_hex(const std::string& text, void* data, std::size_t bytes) {
+    if (text.size() != 2 * bytes) return false;
+    auto* p = static_cast<unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        unsigned value = 0;
+        if (std::sscanf(text.c_str() + 2 * i, "%2x", &value) != 1) return false;
+        p[i] = static_cast<unsigned char>(value);
+    }
+    return true;
+}
+
+std::string encode(const SliceTask& task) {
+    return to_hex(&task.input, sizeof task.input) + " " + to_hex(&task.result, sizeof task.result) +
+           " " + std::to_string(task.offset) + " " + std::to_string(task.count);
+}
+
+bool decode(const std::string& line, SliceTask& task) {
+    std::istringstream words(line);
+    std::string input;
+    std::string result;
+    return static_cast<bool>(words >> input >> result >> task.offset >> task.count) &&
+           from_hex(input, &task.input, sizeof task.input) &&
+           from_hex(result, &task.result, sizeof task.result);
+}
+
+namespace {
+
+__global__ void transform_kernel(const std::uint32_t* input, std::uint32_t* result,
+                                 std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        result[i] = 2 * input[i] + 1;
+    }
+}
+
+__global__ void wrong_results_kernel(const std::uint32_t* result, std::size_t offset,
+                                     std::size_t count, std::uint32_t seed,
+                                     unsigned long long* wrong) {
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        local += result[offset + i] != 2 * pattern(offset + i, seed) + 1;
+    }
+    if (local != 0) atomicAdd(wrong, local);
+}
+
+}  // namespace
+
+void transform(const std::uint32_t* input, std::uint32_t* result, std::size_t count,
+               cudaStream_t stream) {
+    transform_kernel<<<512, 256, 0, stream>>>(input, result, count);
+    CUDA_CHECK_LAUNCH();
+}
+
+std::size_t wrong_results(const std::uint32_t* result, std::size_t offset, std::size_t count,
+                          std::uint32_t seed) {
+    unsigned long long* wrong = nullptr;
+    CUDA_CHECK(cudaMalloc(&wrong, sizeof *wrong));
+    CUDA_CHECK(cudaMemset(wrong, 0, sizeof *wrong));
+    wrong_results_kernel<<<512, 256>>>(result, offset, count, seed, wrong);
+    CUDA_CHECK_LAUNCH();
+    unsigned long long value = 0;
+    CUDA_CHECK(cudaMemcpy(&value, wrong, sizeof value, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(wrong));
+    return static_cast<std::size_t>(value);
+}
+
+std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t seed) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = offset; i < offset + count; ++i) sum += pattern(i, seed);
+    return sum;
+}
+
+std::uint64_t device_sum(const std::uint32_t* data, std::size_t count) {
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    sum_on_device_async(data, count, sum, nullptr);
+    CUDA_CHECK_LAUNCH();
+    unsigned long long value = 0;
+    CUDA_CHECK(cudaMemcpy(&value, sum, sizeof value, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(sum));
+    return value;
+}

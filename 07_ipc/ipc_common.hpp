@@ -1,0 +1,35 @@
+// What the sections of chapter 07 share: handles written as text lines, the slice of work a
+// worker process does, and the checks the master makes on it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+// IPC handles are opaque bytes; on the channel they travel as hexadecimal text.
+std::string to_hex(const void* data, std::size_t bytes);
+bool from_hex(const std::string& text, void* data, std::size_t bytes);
+
+// A worker's task: both buffers' handles and its slice, as an offset and a count of elements.
+// Offsets travel, never pointers: the same memory has a different address in every process.
+struct SliceTask {
+    cudaIpcMemHandle_t input;
+    cudaIpcMemHandle_t result;
+    std::size_t offset;
+    std::size_t count;
+};
+std::string encode(const SliceTask& task);  // one line, without the newline
+bool decode(const std::string& line, SliceTask& task);
+
+// result[i] = 2 * input[i] + 1 over `count` elements (queued on `stream`).
+void transform(const std::uint32_t* input, std::uint32_t* result, std::size_t count,
+               cudaStream_t stream);
+// Elements of result[offset, offset + count) that are not 2 * pattern(i, seed) + 1 (a kernel).
+std::size_t wrong_results(const std::uint32_t* result, std::size_t offset, std::size_t count,
+                          std::uint32_t seed);
+// The sum of pattern(i, seed) for i in [offset, offset + count), from the formula.
+std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t seed);
+// A kernel's sum of data[0, count), count a multiple of 4 (synchronizes).
+std::uint64_t device_sum(const std::uint32_t* data, std::size_t count);

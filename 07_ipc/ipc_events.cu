@@ -1,0 +1,130 @@
+// Section `ipc_events`: a producer/consumer pipeline across processes. The master produces each
+// batch on its GPU stream and records an interprocess event; the worker's stream waits on that
+// event before consuming, so it never reads a batch early.
+#include "common/busy.hpp"
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "ipc_common.hpp"
+#include "sections.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+using namespace tutorial;
+
+namespace {
+
+__global__ void sum_into(const std::uint32_t* data, std::size_t count, unsigned long long* sum) {
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        local += data[i];
+    }
+    atomicAdd(sum, local);
+}
+
+}  // namespace
+
+// Child role: the consumer. First line: memory handle, event handle, count. Then one line per
+// batch; for each, its stream waits on the master's event and then sums the buffer.
+int child_consumer(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    std::string line;
+    std::string memory_hex;
+    std::string event_hex;
+    std::size_t count = 0;
+    if (!std::getline(std::cin, line)) return 4;
+    std::istringstream(line) >> memory_hex >> event_hex >> count;
+    cudaIpcMemHandle_t memory_handle{};
+    cudaIpcEventHandle_t event_handle{};
+    if (!from_hex(memory_hex, &memory_handle, sizeof memory_handle) ||
+        !from_hex(event_hex, &event_handle, sizeof event_handle)) {
+        return 4;
+    }
+    void* data = nullptr;
+    cudaEvent_t produced = nullptr;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&data, memory_handle, cudaIpcMemLazyEnablePeerAccess));
+    CUDA_CHECK(cudaIpcOpenEventHandle(&produced, event_handle));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    while (std::getline(std::cin, line)) {  // "batch N"
+        CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, stream));
+        CUDA_CHECK(cudaStreamWaitEvent(stream, produced, 0));  // the master's work comes first
+        sum_into<<<512, 256, 0, stream>>>(static_cast<const std::uint32_t*>(data), count, sum);
+        CUDA_CHECK_LAUNCH();
+        unsigned long long value = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&value, sum, sizeof value, cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::printf("consumed %s: sum %llu\n", line.c_str(), value);
+    }
+    CUDA_CHECK(cudaFree(sum));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaEventDestroy(produced));
+    CUDA_CHECK(cudaIpcCloseMemHandle(data));
+    return 0;
+}
+
+tutorial::Result run_ipc_events(tutorial::Context& ctx) {
+    const int batches = ctx.iters_or(ctx.quick() ? 3 : 8);
+    const std::size_t count = (ctx.quick() ? (4 << 20) : (64 << 20)) / 4;
+    std::uint32_t* buffer = nullptr;
+    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
+    fill_on_device(buffer, count, 1000);  // stale contents: what an early read would see
+    cudaEvent_t produced = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&produced, cudaEventInterprocess | cudaEventDisableTiming));
+    cudaIpcMemHandle_t memory_handle{};
+    cudaIpcEventHandle_t event_handle{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&memory_handle, buffer));
+    CUDA_CHECK(cudaIpcGetEventHandle(&event_handle, produced));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    std::printf(
+        "%d batches of %s. For each, the master queues 20 ms of other work and then the batch's\n"
+        "kernel on its stream, records the interprocess event, and at once tells the consumer\n"
+        "\"batch N\", long before the batch exists. The consumer's stream waits on the event,\n"
+        "then sums the buffer; an early read would sum the previous contents.\n\n",
+        batches, format_bytes(count * 4).c_str());
+    ChildProcess consumer("consumer", {std::to_string(ctx.device)});
+    consumer.send(to_hex(&memory_handle, sizeof memory_handle) + " " +
+                  to_hex(&event_handle, sizeof event_handle) + " " + std::to_string(count) + "\n");
+    Table table(
+        {{"batch", Align::right}, {"consumer says"}, {"expected sum", Align::right}, {"ok"}});
+    int in_order = 0;
+    for (int b = 0; b < batches; ++b) {
+        launch_busy(stream, 20.0);
+        fill_on_device_async(buffer, count, static_cast<std::uint32_t>(b), stream);
+        CUDA_CHECK(cudaEventRecord(produced, stream));
+        consumer.send("batch " + std::to_string(b) + "\n");
+        std::string reply;
+        const bool answered = consumer.read_line(reply, 30.0);
+        const std::uint64_t expected = pattern_sum(count, static_cast<std::uint32_t>(b));
+        const bool ok = answered && reply == format("consumed batch %d: sum %llu", b,
+                                                    static_cast<unsigned long long>(expected));
+        in_order += ok;
+        table.add_row({format("%d", b), answered ? reply : "(no answer)",
+                       format("%llu", static_cast<unsigned long long>(expected)),
+                       ok ? "yes" : "NO"});
+        // The next batch overwrites the buffer: only after the consumer has answered.
+    }
+    const ChildResult ended = consumer.wait(30.0);
+    table.print();
+    std::printf("The consumer %s.\n", ended.describe().c_str());
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaEventDestroy(produced));
+    CUDA_CHECK(cudaFree(buffer));
+    std::printf(
+        "\nThe event is the only synchronization between the two GPU streams: the consumer's\n"
+        "stream waited on the master's most recent record each time. Without the wait it would\n"
+        "have summed the previous batch (or a mix).\n");
+    return ctx.verdict(in_order == batches && ended.succeeded(),
+                       format("%d of %d batches were consumed in order, each with the sum of the "
+                              "batch just produced, never the one before",
+                              in_order, batches));
+}

@@ -1,0 +1,55 @@
+// Section `robustness`: one worker crashes in the middle of its task, and a worker loses its
+// master. Nobody hangs: every wait has a deadline, and every channel end is watched.
+#include "common/child.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+#include "workers.hpp"
+
+#include <cstdio>
+
+using namespace tutorial;
+
+tutorial::Result run_robustness(tutorial::Context& ctx) {
+    const int workers = ctx.workers_or(3);
+    const int victim = 1;
+    const std::size_t count = (ctx.quick() ? (4 << 20) : (64 << 20)) / 4;
+    std::printf("1. %d workers; worker %d is told to crash in the middle of its task.\n\n", workers,
+                victim);
+    const BatchOutcome batch = run_batch(ctx.device, count, workers, victim);
+    Table table({{"worker"}, {"ended"}, {"sum"}, {"results"}});
+    bool crash_reported = false;
+    int others_good = 0;
+    for (int w = 0; w < workers; ++w) {
+        const WorkerOutcome& o = batch.workers[w];
+        if (w == victim) {
+            crash_reported = o.child.crashed();
+            std::printf("master: worker %d %s; its slice is not trusted.\n", w,
+                        o.child.describe().c_str());
+        } else {
+            others_good += o.child.succeeded() && o.checksum_ok && o.results_ok;
+        }
+        table.add_row({format("%d", w), o.child.describe(),
+                       w == victim ? "-" : (o.checksum_ok ? "correct" : "WRONG"),
+                       w == victim ? "-" : (o.results_ok ? "correct" : "WRONG")});
+    }
+    std::printf("\n");
+    table.print();
+
+    std::printf(
+        "\n2. A worker whose master goes away before sending its task: the master closes the\n"
+        "   channel without a word (as its death would), and the worker must notice.\n");
+    ChildProcess orphan("slice_worker", {std::to_string(ctx.device), "work"});
+    orphan.send("half a ta");  // no newline: the task never completes
+    const ChildResult left = orphan.wait(20.0);
+    print_child_output(left);
+    std::printf("   The worker %s.\n", left.describe().c_str());
+    const bool noticed = left.exited && left.exit_code == 4;
+    std::printf(
+        "\nHad the master really died, the same end-of-file would arrive; and since every child\n"
+        "is started with PR_SET_PDEATHSIG, a worker stuck anywhere else is killed with it.\n");
+    return ctx.verdict(crash_reported && others_good == workers - 1 && noticed,
+                       format("the crash of worker %d was detected and reported, the other %d "
+                              "workers' results verified, and the orphaned worker exited on "
+                              "end-of-file",
+                              victim, workers - 1));
+}

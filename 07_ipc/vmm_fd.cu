@@ -1,0 +1,106 @@
+// Section `vmm_fd`: the modern way to share GPU memory. A VMM allocation is exported as a POSIX
+// file descriptor, passed over a Unix socket, and imported, mapped and used by the worker.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/vmm.hpp"
+#include "ipc_common.hpp"
+#include "sections.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+using namespace tutorial;
+
+namespace {
+
+constexpr std::uint32_t fd_seed = 61;
+
+}  // namespace
+
+// Child role: receive the descriptor on child_socket_fd, import, map, check, transform in place.
+int child_fd_importer(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    std::size_t bytes = 0;
+    if (!(std::cin >> bytes)) return 4;
+    const int fd = receive_descriptor(child_socket_fd, 10.0);
+    if (fd < 0) {
+        std::printf("no descriptor arrived\n");
+        return 4;
+    }
+    const auto cuMemImportFromShareableHandle = DRIVER_FUNCTION(cuMemImportFromShareableHandle);
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemImportFromShareableHandle(
+        &memory, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    close(fd);  // the imported handle keeps the memory; the descriptor is no longer needed
+    const CUdeviceptr address = vmm_reserve(bytes, 0);
+    vmm_map(address, bytes, memory);
+    vmm_set_access(address, bytes, device);
+    vmm_release(memory);
+    auto* data = reinterpret_cast<std::uint32_t*>(address);
+    const std::size_t count = bytes / 4;
+    const std::size_t wrong = mismatches_on_device(data, count, fd_seed);
+    transform(data, data, count, nullptr);  // in place: the master will see this
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::printf(
+        "descriptor %d imported and mapped at 0x%llx; %zu of %zu values wrong; all "
+        "replaced by 2 * x + 1\n",
+        fd, static_cast<unsigned long long>(address), wrong, count);
+    vmm_unmap(address, bytes);
+    vmm_free(address, bytes);
+    return wrong == 0 ? 0 : 3;
+}
+
+tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
+    if (!vmm_supported(ctx.device) ||
+        driver_attribute(ctx.device,
+                         CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {
+        return ctx.skip("VMM allocations cannot be exported as file descriptors on this device");
+    }
+    const std::size_t bytes =
+        round_up(ctx.quick() ? (4 << 20) : (64 << 20), vmm_granularity(ctx.device));
+    const std::size_t count = bytes / 4;
+    const CUmemAllocationProp prop =
+        vmm_properties(ctx.device, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
+    const CUdeviceptr address = vmm_reserve(bytes, 0);
+    vmm_map(address, bytes, memory);
+    vmm_set_access(address, bytes, ctx.device);
+    auto* data = reinterpret_cast<std::uint32_t*>(address);
+    fill_on_device(data, count, fd_seed);
+
+    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
+    int fd = -1;
+    CU_CHECK(
+        cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    std::printf(
+        "The master created %s with requestedHandleTypes = POSIX_FILE_DESCRIPTOR, mapped it at\n"
+        "0x%llx, filled it, and exported it as file descriptor %d. The descriptor goes to the\n"
+        "worker over a Unix socket pair (SCM_RIGHTS); the worker gets its own descriptor for "
+        "it.\n\n",
+        format_bytes(bytes).c_str(), static_cast<unsigned long long>(address), fd);
+    ChildProcess worker("fd_importer", {std::to_string(ctx.device)}, true);
+    worker.send(std::to_string(bytes) + "\n");
+    const bool sent = send_descriptor(worker.socket(), fd);
+    close(fd);
+    const ChildResult result = worker.wait(60.0);
+    print_child_output(result);
+    std::printf("The worker %s.\n", result.describe().c_str());
+
+    const std::size_t wrong = wrong_results(data, 0, count, fd_seed);
+    std::printf("Back in the master: %zu of %zu values are not 2 * x + 1.\n", wrong, count);
+    vmm_unmap(address, bytes);
+    vmm_release(memory);
+    vmm_free(address, bytes);
+    return ctx.verdict(sent && result.succeeded() && wrong == 0,
+                       "the worker imported the descriptor, read the master's data and changed "
+                       "it in place, and the master saw the change");
+}
