@@ -45,15 +45,12 @@ int child_bench_ipc(const std::vector<std::string>& args) {
         CUDA_CHECK(cudaIpcCloseMemHandle(data));
         close_ms.push_back(timer.elapsed_ms());
     }
-    EventTimer events;
-    events.start();
-    const std::uint64_t sum = device_sum(static_cast<const std::uint32_t*>(data), count);
-    events.stop();
-    const double read_ms = events.elapsed_ms();
+    const auto* values = static_cast<const std::uint32_t*>(data);
+    const std::uint64_t sum = device_sum(values, count);
+    const double gbps = read_gbps(values, count, 5);
     CUDA_CHECK(cudaIpcCloseMemHandle(data));
     std::printf("open_ms %.4f close_ms %.4f read_gbps %.1f sum %llu\n", median(open_ms),
-                median(close_ms), gb_per_s(count * 4, read_ms),
-                static_cast<unsigned long long>(sum));
+                median(close_ms), gbps, static_cast<unsigned long long>(sum));
     return 0;
 }
 
@@ -153,12 +150,8 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFreeHost(host));
 
     // For comparison: the master reading its own memory.
-    EventTimer events;
-    events.start();
-    const std::uint64_t own = device_sum(data, count);
-    events.stop();
-    const double own_gbps = gb_per_s(bytes, events.elapsed_ms());
-    correct += own == expected;
+    correct += device_sum(data, count) == expected;
+    const double own_gbps = read_gbps(data, count, 5);
     CUDA_CHECK(cudaFree(data));
 
     Table table({{"measure"}, {"value", Align::right}});

@@ -2,6 +2,7 @@
 
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/timing.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -100,4 +101,19 @@ std::uint64_t device_sum(const std::uint32_t* data, std::size_t count) {
     CUDA_CHECK(cudaMemcpy(&value, sum, sizeof value, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(sum));
     return value;
+}
+
+double read_gbps(const std::uint32_t* data, std::size_t count, int runs) {
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    tutorial::EventTimer timer;
+    const double ms = tutorial::median_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+        timer.start();
+        sum_on_device_async(data, count, sum, nullptr);
+        timer.stop();
+        return timer.elapsed_ms();
+    });
+    CUDA_CHECK(cudaFree(sum));
+    return tutorial::gb_per_s(count * sizeof *data, ms);
 }

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
             {"consumer", child_consumer},
             {"fd_importer", child_fd_importer},
             {"ipc_misuse", child_ipc_misuse},
+            {"open_and_peek", child_open_and_peek},
             {"bench_ipc", child_bench_ipc},
             {"bench_pipe", child_bench_pipe},
         }};

@@ -2,19 +2,38 @@
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/vmm.hpp"
+#include "ipc_common.hpp"
 #include "sections.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
 using namespace tutorial;
 
-// Child role: every misuse once, one line each. Exit 0 when each call returned an error (and the
-// first one exactly cudaErrorDeviceUninitialized, as documented for the H100/H200).
+// Child role: opens the handle it is given and prints the first value it finds there.
+int child_open_and_peek(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    std::string hex;
+    cudaIpcMemHandle_t handle{};
+    if (!(std::cin >> hex) || !from_hex(hex, &handle, sizeof handle)) return 4;
+    void* opened = nullptr;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess));
+    std::uint32_t first = 0;
+    CUDA_CHECK(cudaMemcpy(&first, opened, sizeof first, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaIpcCloseMemHandle(opened));
+    std::printf("first value there: %u\n", first);
+    return 0;
+}
+
+// Child role: every misuse once, one line each. Exit 0 when each behaved as seen on the H200:
+// errors for all but the interior pointer, whose handle silently leads to the allocation's start.
 int child_ipc_misuse(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
@@ -22,13 +41,16 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     void* managed = nullptr;
     CUDA_CHECK(cudaMalloc(&buffer, 1 << 20));
     CUDA_CHECK(cudaMallocManaged(&managed, 1 << 20));
+    fill_on_device(static_cast<std::uint32_t*>(buffer), (1 << 20) / 4, 0);
     cudaIpcMemHandle_t handle{};
     CUDA_CHECK(cudaIpcGetMemHandle(&handle, buffer));
 
     void* opened = nullptr;
     const cudaError_t own = cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess);
+    cudaIpcMemHandle_t interior_handle{};
+    const cudaError_t interior =
+        cudaIpcGetMemHandle(&interior_handle, static_cast<char*>(buffer) + 4096);
     cudaIpcMemHandle_t unused{};
-    const cudaError_t interior = cudaIpcGetMemHandle(&unused, static_cast<char*>(buffer) + 4096);
     const cudaError_t of_managed = cudaIpcGetMemHandle(&unused, managed);
     (void)cudaGetLastError();
 
@@ -47,14 +69,27 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
                 cudaGetErrorName(own));
     std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(4 KiB into a cudaMalloc allocation)",
                 cudaGetErrorName(interior));
+    // Where does that handle lead? Another process opens it and looks at the first value.
+    // pattern(i, 0) is i * 2654435761, so the value tells the element: 0 is the start.
+    const ChildResult peek =
+        run_child("open_and_peek", {args.at(0)}, to_hex(&interior_handle, sizeof interior_handle));
+    const std::size_t at = peek.output.find("first value there: ");
+    const unsigned long long first =
+        at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);
+    const bool offset_lost = peek.succeeded() && first == pattern(0, 0);
+    std::printf("%-58s -> %s\n", "  ...opened in another process, it points to",
+                !peek.succeeded() ? "(the opener failed)"
+                : offset_lost     ? "the start of the allocation: the 4 KiB offset is lost"
+                : first == pattern(1024, 0) ? "the interior address"
+                                            : "somewhere unexpected");
     std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(managed memory)",
                 cudaGetErrorName(of_managed));
     std::printf("%-58s -> %s\n", "cuMemExportToShareableHandle without a requested handle type",
                 exported_name);
     CUDA_CHECK(cudaFree(buffer));
     CUDA_CHECK(cudaFree(managed));
-    const bool as_documented = own == cudaErrorDeviceUninitialized && interior != cudaSuccess &&
-                               of_managed != cudaSuccess && exported != CUDA_SUCCESS;
+    const bool as_documented = own == cudaErrorDeviceUninitialized && interior == cudaSuccess &&
+                               offset_lost && of_managed != cudaSuccess && exported != CUDA_SUCCESS;
     return as_documented ? 0 : 3;
 }
 
@@ -71,6 +106,7 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
         "the master frees. And from chapter 03: a worker made with fork() but no exec() cannot\n"
         "use CUDA at all.\n");
     return ctx.verdict(child.succeeded(),
-                       "each misuse returned an error, opening a handle in its own process "
-                       "exactly cudaErrorDeviceUninitialized");
+                       "opening a handle in its own process gave cudaErrorDeviceUninitialized, "
+                       "managed memory and an unexportable VMM allocation were refused, and an "
+                       "interior pointer's handle was shown to lose its offset");
 }

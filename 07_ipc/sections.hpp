@@ -15,8 +15,9 @@ tutorial::Result run_robustness(tutorial::Context& ctx);
 tutorial::Result run_bench(tutorial::Context& ctx);
 
 // Child roles (child_slice_worker is in workers.hpp).
-int child_consumer(const std::vector<std::string>& args);     // ipc_events
-int child_fd_importer(const std::vector<std::string>& args);  // vmm_fd
-int child_ipc_misuse(const std::vector<std::string>& args);   // pitfalls
-int child_bench_ipc(const std::vector<std::string>& args);    // bench
-int child_bench_pipe(const std::vector<std::string>& args);   // bench
+int child_consumer(const std::vector<std::string>& args);       // ipc_events
+int child_fd_importer(const std::vector<std::string>& args);    // vmm_fd
+int child_ipc_misuse(const std::vector<std::string>& args);     // pitfalls
+int child_open_and_peek(const std::vector<std::string>& args);  // pitfalls
+int child_bench_ipc(const std::vector<std::string>& args);      // bench
+int child_bench_pipe(const std::vector<std::string>& args);     // bench
