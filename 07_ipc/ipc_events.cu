@@ -75,7 +75,9 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     const std::size_t count = (ctx.quick() ? (4 << 20) : (64 << 20)) / 4;
     std::uint32_t* buffer = nullptr;
     CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
-    fill_on_device(buffer, count, 1000);  // stale contents: what an early read would see
+    // Batch b is every byte set to b + 1, so each batch has its own sum; the buffer starts at
+    // zero, which is what an early read of batch 0 would see.
+    CUDA_CHECK(cudaMemset(buffer, 0, count * sizeof *buffer));
     cudaEvent_t produced = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&produced, cudaEventInterprocess | cudaEventDisableTiming));
     cudaIpcMemHandle_t memory_handle{};
@@ -86,10 +88,10 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
     std::printf(
-        "%d batches of %s. For each, the master queues 20 ms of other work and then the batch's\n"
-        "kernel on its stream, records the interprocess event, and at once tells the consumer\n"
-        "\"batch N\", long before the batch exists. The consumer's stream waits on the event,\n"
-        "then sums the buffer; an early read would sum the previous contents.\n\n",
+        "%d batches of %s. For each, the master queues 20 ms of other work and then the batch\n"
+        "(a memset of every byte to N + 1) on its stream, records the interprocess event, and at\n"
+        "once tells the consumer \"batch N\", long before the batch exists. The consumer's stream\n"
+        "waits on the event, then sums the buffer; an early read would sum the previous batch.\n\n",
         batches, format_bytes(count * 4).c_str());
     ChildProcess consumer("consumer", {std::to_string(ctx.device)});
     consumer.send(to_hex(&memory_handle, sizeof memory_handle) + " " +
@@ -99,12 +101,12 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     int in_order = 0;
     for (int b = 0; b < batches; ++b) {
         launch_busy(stream, 20.0);
-        fill_on_device_async(buffer, count, static_cast<std::uint32_t>(b), stream);
+        CUDA_CHECK(cudaMemsetAsync(buffer, b + 1, count * sizeof *buffer, stream));
         CUDA_CHECK(cudaEventRecord(produced, stream));
         consumer.send("batch " + std::to_string(b) + "\n");
         std::string reply;
         const bool answered = consumer.read_line(reply, 30.0);
-        const std::uint64_t expected = pattern_sum(count, static_cast<std::uint32_t>(b));
+        const std::uint64_t expected = count * (static_cast<std::uint64_t>(b + 1) * 0x01010101u);
         const bool ok = answered && reply == format("consumed batch %d: sum %llu", b,
                                                     static_cast<unsigned long long>(expected));
         in_order += ok;

@@ -29,9 +29,12 @@ std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, s
 void fill(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed);
 std::size_t mismatches(const tutorial::Buffer& buffer, std::size_t count, std::uint32_t seed);
 
-// Sums, for checks that read every element: from the pattern's formula alone (no memory read),
-// by the CPU, and by a kernel (queued on `stream`; it adds into *sum, which must be zero and
-// device-accessible; `count` must be a multiple of 4, since it reads 16 bytes at a time).
+// Sums, for checks that read every element. Beware: for a count that is a multiple of a power of
+// two larger than the seed, the sum does not depend on the seed (the XOR only permutes low bits),
+// so a sum cannot tell one seed's data from another's; compare elements for that. from the
+// pattern's formula alone (no memory read), by the CPU, and by a kernel (queued on `stream`; it
+// adds into *sum, which must be zero and device-accessible; `count` must be a multiple of 4, since
+// it reads 16 bytes at a time).
 std::uint64_t pattern_sum(std::size_t count, std::uint32_t seed);
 std::uint64_t sum_on_host(const std::uint32_t* data, std::size_t count);
 void sum_on_device_async(const std::uint32_t* data, std::size_t count, unsigned long long* sum,
