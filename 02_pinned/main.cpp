@@ -7,17 +7,7 @@ namespace {
 // The sections that take --size use it for host buffers that are pinned and copied whole: a
 // whole number of 4 KiB pages, and no more than a few GiB of this machine's memory.
 std::string check_size(const tutorial::Options& options) {
-    constexpr std::size_t page = 4 << 10;
-    constexpr std::size_t most = std::size_t{4} << 30;
-    if (options.size == 0) return "";
-    if (options.size % page != 0) {
-        return "--size " + tutorial::format_bytes(options.size) +
-               " is not a whole number of 4 KiB pages";
-    }
-    if (options.size > most) {
-        return "--size " + tutorial::format_bytes(options.size) + " is more than 4 GiB";
-    }
-    return "";
+    return tutorial::check_size_limits(options, 4 << 10, std::size_t{4} << 30);
 }
 
 }  // namespace

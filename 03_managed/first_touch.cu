@@ -18,18 +18,11 @@ __global__ void touch(std::uint8_t* data, std::size_t bytes) {
     }
 }
 
-std::size_t free_device_memory() {
-    std::size_t free_bytes = 0;
-    std::size_t total = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    return free_bytes;
-}
-
 }  // namespace
 
 tutorial::Result run_first_touch(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (std::size_t{1} << 30));
-    if (bytes > free_device_memory() / 4) {
+    if (bytes > tutorial::free_device_memory() / 4) {
         return ctx.skip("--size " + tutorial::format_bytes(bytes) +
                         " is more than a quarter of the free device memory");
     }
@@ -38,9 +31,9 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
     tutorial::Table table({{"step"},
                            {"free device memory", tutorial::Align::right},
                            {"used by this step", tutorial::Align::right}});
-    std::size_t before = free_device_memory();
+    std::size_t before = tutorial::free_device_memory();
     const auto step = [&](const char* what) {
-        const std::size_t now = free_device_memory();
+        const std::size_t now = tutorial::free_device_memory();
         const double used = static_cast<double>(before) - static_cast<double>(now);
         table.add_row({what, tutorial::format_bytes(now),
                        used >= 0 ? tutorial::format_bytes(static_cast<std::size_t>(used))

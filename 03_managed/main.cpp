@@ -6,10 +6,7 @@ namespace {
 
 // first_touch allocates --size of managed memory three times over; keep it to a few GiB.
 std::string check_size(const tutorial::Options& options) {
-    if (options.size > (std::size_t{4} << 30)) {
-        return "--size " + tutorial::format_bytes(options.size) + " is more than 4 GiB";
-    }
-    return "";
+    return tutorial::check_size_limits(options, 1, std::size_t{4} << 30);
 }
 
 }  // namespace

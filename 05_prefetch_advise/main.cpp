@@ -6,14 +6,7 @@ namespace {
 
 // The sections read buffers 16 bytes at a time and keep managed allocations to a few GiB.
 std::string check_size(const tutorial::Options& options) {
-    if (options.size == 0) return "";
-    if (options.size % 16 != 0) {
-        return "--size " + tutorial::format_bytes(options.size) + " is not a multiple of 16 bytes";
-    }
-    if (options.size > (std::size_t{4} << 30)) {
-        return "--size " + tutorial::format_bytes(options.size) + " is more than 4 GiB";
-    }
-    return "";
+    return tutorial::check_size_limits(options, 16, std::size_t{4} << 30);
 }
 
 }  // namespace

@@ -12,17 +12,6 @@
 
 using namespace tutorial;
 
-namespace {
-
-std::size_t free_device_memory() {
-    std::size_t free_bytes = 0;
-    std::size_t total = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    return free_bytes;
-}
-
-}  // namespace
-
 tutorial::Result run_basics(tutorial::Context& ctx) {
     if (!vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
     const std::size_t granularity = vmm_granularity(ctx.device);

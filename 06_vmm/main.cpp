@@ -5,10 +5,7 @@
 namespace {
 
 std::string check_size(const tutorial::Options& options) {
-    if (options.size > (std::size_t{4} << 30)) {
-        return "--size " + tutorial::format_bytes(options.size) + " is more than 4 GiB";
-    }
-    return "";
+    return tutorial::check_size_limits(options, 1, std::size_t{4} << 30);
 }
 
 }  // namespace

@@ -7,17 +7,11 @@ namespace {
 
 // Worker processes each create a CUDA context (hundreds of MiB of device memory and a few
 // hundred ms each): a handful makes the point.
-std::string check_workers(const tutorial::Options& options) {
+std::string check_limits(const tutorial::Options& options) {
     if (options.workers > 16) {
         return "--workers " + std::to_string(options.workers) + " is too many (at most 16)";
     }
-    if (options.size != 0 && options.size % 16 != 0) {
-        return "--size " + tutorial::format_bytes(options.size) + " is not a multiple of 16 bytes";
-    }
-    if (options.size > (std::size_t{2} << 30)) {
-        return "--size " + tutorial::format_bytes(options.size) + " is more than 2 GiB";
-    }
-    return "";
+    return tutorial::check_size_limits(options, 16, std::size_t{2} << 30);
 }
 
 }  // namespace
@@ -31,15 +25,15 @@ int main(int argc, char** argv) {
             Section{"properties", "what this device offers for interprocess sharing",
                     run_properties},
             Section{"master_workers", "the master's batch, used in place by N workers",
-                    run_master_workers, true, check_workers},
+                    run_master_workers, true, check_limits},
             Section{"ipc_events", "a producer/consumer pipeline ordered by an IPC event",
                     run_ipc_events},
             Section{"vmm_fd", "a VMM allocation passed as a file descriptor", run_vmm_fd},
             Section{"pitfalls", "IPC calls used the wrong way (fault)", run_pitfalls},
             Section{"robustness", "a crashing worker, an orphaned worker: no hangs", run_robustness,
-                    true, check_workers},
+                    true, check_limits},
             Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", run_bench, true,
-                    check_workers},
+                    check_limits},
         },
         {
             {"slice_worker", child_slice_worker},

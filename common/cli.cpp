@@ -140,6 +140,18 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
     return "";
 }
 
+std::string check_size_limits(const Options& options, std::size_t multiple, std::size_t most) {
+    if (options.size == 0) return "";
+    if (options.size % multiple != 0) {
+        return "--size " + format_bytes(options.size) + " is not a multiple of " +
+               format_bytes(multiple);
+    }
+    if (options.size > most) {
+        return "--size " + format_bytes(options.size) + " is more than " + format_bytes(most);
+    }
+    return "";
+}
+
 std::string format_bytes(std::size_t bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int unit = 0;

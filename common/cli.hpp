@@ -33,6 +33,10 @@ std::string parse_int(const std::string& text, long min, long max, long& value);
 
 std::string parse_options(int argc, const char* const argv[], Options& options);
 
+// A section's own limits on --size, for Section::check_options: "" when no --size was given or
+// it is a multiple of `multiple` and at most `most`; otherwise the one-line problem.
+std::string check_size_limits(const Options& options, std::size_t multiple, std::size_t most);
+
 // "256 MiB", "4 KiB", "1.5 GiB", "100 B".
 std::string format_bytes(std::size_t bytes);
 

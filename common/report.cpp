@@ -90,4 +90,11 @@ int device_attribute(int device, cudaDeviceAttr attribute) {
     return value;
 }
 
+std::size_t free_device_memory() {
+    std::size_t free_bytes = 0;
+    std::size_t total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    return free_bytes;
+}
+
 }  // namespace tutorial

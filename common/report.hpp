@@ -55,4 +55,7 @@ Result check_device_facts(Context& ctx, const char* first_source, const char* se
 // cudaDeviceGetAttribute, checked.
 int device_attribute(int device, cudaDeviceAttr attribute);
 
+// The current device's free memory, from cudaMemGetInfo.
+std::size_t free_device_memory();
+
 }  // namespace tutorial
