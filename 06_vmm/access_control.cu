@@ -78,13 +78,7 @@ int child_read_only(const std::vector<std::string>& args) {
     vmm_set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     fill_on_device(data, count, 6);
     vmm_set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READ);
-    unsigned long long* sum = nullptr;
-    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
-    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
-    sum_on_device_async(data, count, sum, nullptr);
-    CUDA_CHECK_LAUNCH_SYNC();
-    unsigned long long total = 0;
-    CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+    const std::uint64_t total = sum_on_device(data, count);
     std::printf(
         "cuMemSetAccess(PROT_READ): cuMemGetAccess says %s; a kernel read all %zu values: "
         "sum %s\n",

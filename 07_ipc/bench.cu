@@ -46,7 +46,7 @@ int child_bench_ipc(const std::vector<std::string>& args) {
         close_ms.push_back(timer.elapsed_ms());
     }
     const auto* values = static_cast<const std::uint32_t*>(data);
-    const std::uint64_t sum = device_sum(values, count);
+    const std::uint64_t sum = sum_on_device(values, count);
     const double gbps = read_gbps(values, count, 5);
     CUDA_CHECK(cudaIpcCloseMemHandle(data));
     std::printf("open_ms %.4f close_ms %.4f read_gbps %.1f sum %llu\n", median(open_ms),
@@ -68,7 +68,7 @@ int child_bench_pipe(const std::vector<std::string>& args) {
     std::cin.read(reinterpret_cast<char*>(host), static_cast<std::streamsize>(count * 4));
     if (static_cast<std::size_t>(std::cin.gcount()) != count * 4) return 4;
     CUDA_CHECK(cudaMemcpy(device, host, count * 4, cudaMemcpyHostToDevice));
-    const std::uint64_t sum = device_sum(device, count);
+    const std::uint64_t sum = sum_on_device(device, count);
     CUDA_CHECK(cudaFree(device));
     CUDA_CHECK(cudaFreeHost(host));
     std::printf("sum %llu\n", static_cast<unsigned long long>(sum));
@@ -150,7 +150,7 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFreeHost(host));
 
     // For comparison: the master reading its own memory.
-    correct += device_sum(data, count) == expected;
+    correct += sum_on_device(data, count) == expected;
     const double own_gbps = read_gbps(data, count, 5);
     CUDA_CHECK(cudaFree(data));
 

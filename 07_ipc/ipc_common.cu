@@ -91,18 +91,6 @@ std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t see
     return sum;
 }
 
-std::uint64_t device_sum(const std::uint32_t* data, std::size_t count) {
-    unsigned long long* sum = nullptr;
-    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
-    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
-    sum_on_device_async(data, count, sum, nullptr);
-    CUDA_CHECK_LAUNCH();
-    unsigned long long value = 0;
-    CUDA_CHECK(cudaMemcpy(&value, sum, sizeof value, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(sum));
-    return value;
-}
-
 double read_gbps(const std::uint32_t* data, std::size_t count, int runs) {
     unsigned long long* sum = nullptr;
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));

@@ -31,7 +31,6 @@ std::size_t wrong_results(const std::uint32_t* result, std::size_t offset, std::
                           std::uint32_t seed);
 // The sum of pattern(i, seed) for i in [offset, offset + count), from the formula.
 std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t seed);
-// A kernel's sum of data[0, count), count a multiple of 4 (synchronizes).
-std::uint64_t device_sum(const std::uint32_t* data, std::size_t count);
-// The read bandwidth of that kernel alone: events around the kernel, 1 warm-up, median of `runs`.
+// The read bandwidth of common's sum kernel alone: events around the kernel, 1 warm-up, median of
+// `runs`.
 double read_gbps(const std::uint32_t* data, std::size_t count, int runs);

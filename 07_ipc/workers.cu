@@ -38,7 +38,7 @@ int child_slice_worker(const std::vector<std::string>& args) {
     }
     const auto* in = static_cast<const std::uint32_t*>(input) + task.offset;
     auto* out = static_cast<std::uint32_t*>(result) + task.offset;
-    const std::uint64_t checksum = device_sum(in, task.count);
+    const std::uint64_t checksum = sum_on_device(in, task.count);
     transform(in, out, task.count, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaIpcCloseMemHandle(input));

@@ -98,3 +98,14 @@ void sum_on_device_async(const std::uint32_t* data, std::size_t count, unsigned 
                                                          count / 4, sum);
     CUDA_CHECK_LAUNCH();
 }
+
+std::uint64_t sum_on_device(const std::uint32_t* data, std::size_t count) {
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    sum_on_device_async(data, count, sum, nullptr);
+    unsigned long long value = 0;
+    CUDA_CHECK(cudaMemcpy(&value, sum, sizeof value, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(sum));
+    return value;
+}

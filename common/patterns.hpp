@@ -39,3 +39,5 @@ std::uint64_t pattern_sum(std::size_t count, std::uint32_t seed);
 std::uint64_t sum_on_host(const std::uint32_t* data, std::size_t count);
 void sum_on_device_async(const std::uint32_t* data, std::size_t count, unsigned long long* sum,
                          cudaStream_t stream);
+// The same kernel, start to finish: returns the sum (synchronizes).
+std::uint64_t sum_on_device(const std::uint32_t* data, std::size_t count);
