@@ -1,6 +1,7 @@
 // Section `host_pointer_in_kernel`: under UVA a kernel can use a pinned host pointer as it is.
 // Convenient, but every access crosses PCIe: measured here against device memory.
 #include "common/check.hpp"
+#include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "sections.hpp"
@@ -16,33 +17,21 @@ __global__ void double_plus_one(std::uint32_t* data, std::size_t count) {
     }
 }
 
-// Reads every byte once, 16 bytes per load, and adds everything up so that the reads cannot be
-// optimised away and the result can be checked.
-__global__ void sum_kernel(const uint4* data, std::size_t count, unsigned long long* sum) {
-    unsigned long long local = 0;
-    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        const uint4 v = data[i];
-        local += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
-    }
-    atomicAdd(sum, local);
-}
-
 struct Measurement {
     double ms;
     unsigned long long sum;
 };
 
-Measurement time_sum(const void* data, std::size_t bytes, int blocks, int iters) {
+// The course's sum kernel (common/patterns.hpp) reads every byte once, 16 bytes per load, and
+// adds everything up, so that the reads cannot be optimised away and the result can be checked.
+Measurement time_sum(const std::uint32_t* data, std::size_t bytes, int iters) {
     unsigned long long* sum = nullptr;  // device memory: a managed counter would add page faults
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
     tutorial::EventTimer timer;
-    const std::size_t vectors = bytes / sizeof(uint4);
     const double ms = tutorial::median_ms(1, iters, [&] {
         CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
         timer.start();
-        sum_kernel<<<blocks, 256>>>(static_cast<const uint4*>(data), vectors, sum);
-        CUDA_CHECK_LAUNCH();
+        sum_on_device_async(data, bytes / sizeof *data, sum, nullptr);
         timer.stop();
         return timer.elapsed_ms();
     });
@@ -79,8 +68,6 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
     const std::size_t bytes =
         ctx.size_or(ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{1} << 30)) / 16 * 16;
     const int iters = ctx.iters_or(ctx.quick() ? 3 : 10);
-    // Enough threads to fill every SM: HBM only reaches full speed with many loads in flight.
-    const int blocks = 8 * tutorial::device_attribute(ctx.device, cudaDevAttrMultiProcessorCount);
     std::uint32_t* pinned = nullptr;
     std::uint32_t* device = nullptr;
     CUDA_CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
@@ -92,15 +79,13 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
     }
     CUDA_CHECK(cudaMemcpy(device, pinned, bytes, cudaMemcpyDefault));
 
-    const Measurement over_host = time_sum(pinned, bytes, blocks, iters);
-    const Measurement over_device = time_sum(device, bytes, blocks, iters);
+    const Measurement over_host = time_sum(pinned, bytes, iters);
+    const Measurement over_device = time_sum(device, bytes, iters);
     CUDA_CHECK(cudaFree(device));
     CUDA_CHECK(cudaFreeHost(pinned));
 
-    std::printf(
-        "Reading %s with one kernel (%d blocks of 256 threads, 16-byte loads), "
-        "median of %d runs:\n",
-        tutorial::format_bytes(bytes).c_str(), blocks, iters);
+    std::printf("Reading %s with one kernel (16-byte loads), median of %d runs:\n",
+                tutorial::format_bytes(bytes).c_str(), iters);
     tutorial::Table table({{"kernel reads"},
                            {"ms", tutorial::Align::right},
                            {"GB/s", tutorial::Align::right},

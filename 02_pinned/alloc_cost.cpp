@@ -3,7 +3,6 @@
 #include "common/check.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "copy_timing.hpp"
 #include "sections.hpp"
 
 #include <sys/resource.h>
@@ -88,17 +87,17 @@ std::string limit_text(rlim_t limit) {
     return limit == RLIM_INFINITY ? "unlimited" : tutorial::format_bytes(limit);
 }
 
-}  // namespace
+// Every way of getting `bytes` of host memory, each acquired and released `runs` times.
+// Registration is measured on `touched`, memory that is already allocated and touched: that part
+// is paid by any program that has the data in memory at all.
+struct Costs {
+    Cost plain, malloc_host, host_alloc_wc, registration;
+    bool forgotten_after_unregister = true;  // unregistered memory is unknown to CUDA again
+};
 
-tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30));
-    const int runs = ctx.iters_or(ctx.quick() ? 3 : 5);
-    const double gib = static_cast<double>(bytes) / (1 << 30);
-    std::printf(
-        "Each way of getting %s of host memory, timed on the host: 1 warm-up, median of %d.\n\n",
-        tutorial::format_bytes(bytes).c_str(), runs);
-
-    const Cost plain = measure(
+Costs measure_costs(std::size_t bytes, int runs, void* touched) {
+    Costs c;
+    c.plain = measure(
         runs,
         [&] {
             void* p = checked_malloc(bytes);
@@ -106,7 +105,7 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
             return p;
         },
         [](void* p) { std::free(p); });
-    const Cost malloc_host = measure(
+    c.malloc_host = measure(
         runs,
         [&] {
             void* p = nullptr;
@@ -114,7 +113,7 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
             return p;
         },
         [](void* p) { CUDA_CHECK(cudaFreeHost(p)); });
-    const Cost host_alloc_wc = measure(
+    c.host_alloc_wc = measure(
         runs,
         [&] {
             void* p = nullptr;
@@ -122,12 +121,7 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
             return p;
         },
         [](void* p) { CUDA_CHECK(cudaFreeHost(p)); });
-    // Registering is measured on memory that is already allocated and touched: that part is paid
-    // by any program that has the data in memory at all.
-    void* touched = checked_malloc(bytes);
-    std::memset(touched, 1, bytes);
-    bool forgotten_after_unregister = true;
-    const Cost registration = measure(
+    c.registration = measure(
         runs,
         [&] {
             CUDA_CHECK(cudaHostRegister(touched, bytes, cudaHostRegisterDefault));
@@ -135,10 +129,12 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
         },
         [&](void* p) {
             CUDA_CHECK(cudaHostUnregister(p));
-            forgotten_after_unregister = forgotten_after_unregister && !is_pinned(p);
+            c.forgotten_after_unregister = c.forgotten_after_unregister && !is_pinned(p);
         });
-    const bool malloc_unknown = !is_pinned(touched);
+    return c;
+}
 
+void print_costs(const Costs& c, double gib, bool malloc_unknown) {
     tutorial::Table table({{"how"},
                            {"get ms", tutorial::Align::right},
                            {"give back ms", tutorial::Align::right},
@@ -148,32 +144,38 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
         table.add_row({how, format("%.1f", cost.acquire_ms), format("%.1f", cost.release_ms),
                        format("%.0f", cost.acquire_ms / gib), sees});
     };
-    add("malloc + touch every page / free", plain, malloc_unknown ? "unregistered" : "?");
-    add("cudaMallocHost / cudaFreeHost", malloc_host,
-        malloc_host.known_to_cuda ? "host (pinned)" : "NOT PINNED");
-    add("cudaHostAlloc(WriteCombined) / cudaFreeHost", host_alloc_wc,
-        host_alloc_wc.known_to_cuda ? "host (pinned)" : "NOT PINNED");
-    add("cudaHostRegister / cudaHostUnregister", registration,
-        registration.known_to_cuda && forgotten_after_unregister ? "host, then unregistered again"
-                                                                 : "NOT AS EXPECTED");
+    add("malloc + touch every page / free", c.plain, malloc_unknown ? "unregistered" : "?");
+    add("cudaMallocHost / cudaFreeHost", c.malloc_host,
+        c.malloc_host.known_to_cuda ? "host (pinned)" : "NOT PINNED");
+    add("cudaHostAlloc(WriteCombined) / cudaFreeHost", c.host_alloc_wc,
+        c.host_alloc_wc.known_to_cuda ? "host (pinned)" : "NOT PINNED");
+    add("cudaHostRegister / cudaHostUnregister", c.registration,
+        c.registration.known_to_cuda && c.forgotten_after_unregister
+            ? "host, then unregistered again"
+            : "NOT AS EXPECTED");
     table.print();
+}
 
-    // What pinning buys per transfer, for the same buffer, registered or not.
+// What pinning buys per transfer of the same buffer, and after how many transfers each way of
+// pinning has paid for itself.
+void print_break_even(std::size_t bytes, int runs, void* touched, const Costs& c) {
     void* device = nullptr;
     CUDA_CHECK(cudaMalloc(&device, bytes));
-    const double pageable_copy_ms = time_copy_ms(device, touched, bytes, 1, 1, runs);
+    const auto upload = [&] {
+        CUDA_CHECK(cudaMemcpy(device, touched, bytes, cudaMemcpyHostToDevice));
+    };
+    const double pageable_copy_ms = tutorial::median_event_ms(1, runs, upload);
     CUDA_CHECK(cudaHostRegister(touched, bytes, cudaHostRegisterDefault));
-    const double pinned_copy_ms = time_copy_ms(device, touched, bytes, 1, 1, runs);
+    const double pinned_copy_ms = tutorial::median_event_ms(1, runs, upload);
     CUDA_CHECK(cudaHostUnregister(touched));
     CUDA_CHECK(cudaFree(device));
-    std::free(touched);
 
     const double saved_ms = pageable_copy_ms - pinned_copy_ms;
-    const double register_ms = registration.acquire_ms + registration.release_ms;
+    const double register_ms = c.registration.acquire_ms + c.registration.release_ms;
     // cudaMallocHost replaces the malloc a program would have made anyway: only the difference
     // is the price of pinning.
-    const double malloc_host_extra_ms =
-        (malloc_host.acquire_ms + malloc_host.release_ms) - (plain.acquire_ms + plain.release_ms);
+    const double malloc_host_extra_ms = (c.malloc_host.acquire_ms + c.malloc_host.release_ms) -
+                                        (c.plain.acquire_ms + c.plain.release_ms);
     const auto transfers = [&](double cost_ms) {
         return cost_ms <= 0.0 ? 0.0 : std::ceil(cost_ms / saved_ms);
     };
@@ -198,7 +200,10 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
             "transfer.\n",
             -malloc_host_extra_ms);
     }
+}
 
+// The memory-lock limit of this process, and what the kernel counts as locked while pinned.
+void print_memlock(std::size_t bytes) {
     rlimit memlock{};
     const bool have_limit = getrlimit(RLIMIT_MEMLOCK, &memlock) == 0;
     void* held = nullptr;
@@ -217,9 +222,28 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
         have_limit ? limit_text(memlock.rlim_cur).c_str() : "?",
         have_limit ? limit_text(memlock.rlim_max).c_str() : "?",
         tutorial::format_bytes(bytes).c_str(), locked_before.c_str(), locked_during.c_str());
+}
 
-    const bool ok = malloc_unknown && malloc_host.known_to_cuda && host_alloc_wc.known_to_cuda &&
-                    registration.known_to_cuda && forgotten_after_unregister;
+}  // namespace
+
+tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30));
+    const int runs = ctx.iters_or(ctx.quick() ? 3 : 5);
+    std::printf(
+        "Each way of getting %s of host memory, timed on the host: 1 warm-up, median of %d.\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs);
+    void* touched = checked_malloc(bytes);
+    std::memset(touched, 1, bytes);
+    const Costs costs = measure_costs(bytes, runs, touched);
+    const bool malloc_unknown = !is_pinned(touched);
+    print_costs(costs, static_cast<double>(bytes) / (1 << 30), malloc_unknown);
+    print_break_even(bytes, runs, touched, costs);
+    std::free(touched);
+    print_memlock(bytes);
+
+    const bool ok = malloc_unknown && costs.malloc_host.known_to_cuda &&
+                    costs.host_alloc_wc.known_to_cuda && costs.registration.known_to_cuda &&
+                    costs.forgotten_after_unregister;
     return ctx.verdict(ok,
                        "cudaPointerGetAttributes saw every pinned allocation as host memory, "
                        "and malloc memory as unregistered before and after registration");

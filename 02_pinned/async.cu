@@ -3,6 +3,7 @@
 // several streams.
 #include "common/buffer.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -78,19 +79,10 @@ CallTiming time_async_call(void* destination, const void* source, std::size_t by
     return {tutorial::median(returned), tutorial::median(finished)};
 }
 
-}  // namespace
-
-tutorial::Result run_async(tutorial::Context& ctx) {
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (8 << 20) : (64 << 20));
+// Part 1: how long the call blocks the CPU, from pageable and from pinned memory, both ways.
+// Returns the number of copies whose data did not arrive.
+int time_calls(std::size_t bytes, int runs) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
-    const int runs = ctx.iters_or(ctx.quick() ? 3 : 7);
-    int failures = 0;
-
-    // Part 1: how long the call blocks the CPU.
-    std::printf(
-        "Part 1: cudaMemcpyAsync of %s on a stream. A host timer reads when the call returns\n"
-        "and when cudaStreamSynchronize says the copy is done (median of %d).\n\n",
-        tutorial::format_bytes(bytes).c_str(), runs);
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const Buffer device(MemoryKind::device, bytes);
@@ -99,6 +91,7 @@ tutorial::Result run_async(tutorial::Context& ctx) {
                            {"call returned after ms", tutorial::Align::right},
                            {"copy done after ms", tutorial::Align::right},
                            {"CPU blocked for", tutorial::Align::right}});
+    int failures = 0;
     std::uint32_t seed = 21;
     for (MemoryKind kind : {MemoryKind::pageable, MemoryKind::pinned}) {
         const Buffer host(kind, bytes);
@@ -120,110 +113,155 @@ tutorial::Result run_async(tutorial::Context& ctx) {
         }
     }
     calls.print();
-    std::printf(
-        "\nFrom pageable memory the call cannot return before the driver has pushed the data\n"
-        "through its staging buffer, so the CPU is blocked for (nearly) the whole copy: the\n"
-        "\"Async\" is in name only. From pinned memory the call only queues the copy for the copy\n"
-        "engine and the CPU is free at once.\n\n");
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return failures;
+}
 
-    // Part 2: overlapping copies with kernels.
-    const Buffer host_in(MemoryKind::pinned, bytes);
-    const Buffer host_out(MemoryKind::pinned, bytes);
-    const Buffer device_in(MemoryKind::device, bytes);
-    const Buffer device_out(MemoryKind::device, bytes);
-    fill(host_in, count, 5);
-    std::uint32_t* in = host_in.as<std::uint32_t>();
-    std::uint32_t* out = host_out.as<std::uint32_t>();
-    std::uint32_t* d_in = device_in.as<std::uint32_t>();
-    std::uint32_t* d_out = device_out.as<std::uint32_t>();
+// The four buffers of the pipeline: pinned input and output on the host, and their device twins.
+struct Pipeline {
+    std::size_t count;
+    Buffer host_in, host_out, device_in, device_out;
+    explicit Pipeline(std::size_t bytes)
+        : count(bytes / sizeof(std::uint32_t)),
+          host_in(MemoryKind::pinned, bytes),
+          host_out(MemoryKind::pinned, bytes),
+          device_in(MemoryKind::device, bytes),
+          device_out(MemoryKind::device, bytes) {}
+    std::uint32_t* in() const { return host_in.as<std::uint32_t>(); }
+    std::uint32_t* out() const { return host_out.as<std::uint32_t>(); }
+    std::uint32_t* d_in() const { return device_in.as<std::uint32_t>(); }
+    std::uint32_t* d_out() const { return device_out.as<std::uint32_t>(); }
+};
 
-    // Each stage alone, on the whole buffer, in the legacy default stream. The kernel's amount of
-    // work is set so that it takes about as long as the upload: overlap helps most when the
-    // stages are balanced.
-    tutorial::EventTimer stage;
-    const auto time_stage = [&](auto&& enqueue) {
-        return tutorial::median_ms(1, runs, [&] {
-            stage.start();
-            enqueue();
-            stage.stop();
-            return stage.elapsed_ms();
-        });
+struct Stages {
+    double upload_ms, kernel_ms, download_ms;
+    int rounds;  // the kernel's work per element
+};
+
+// Each stage alone, on the whole buffer, in the legacy default stream. The kernel's amount of
+// work is set so that it takes about as long as the upload: overlap helps most when the stages
+// are balanced.
+Stages time_stages(const Pipeline& p, int runs) {
+    const std::size_t bytes = p.count * sizeof(std::uint32_t);
+    const auto kernel = [&](int rounds) {
+        return tutorial::median_event_ms(
+            1, runs, [&] { launch_transform(p.d_in(), p.d_out(), p.count, rounds, nullptr); });
     };
-    const double upload_ms = time_stage(
-        [&] { CUDA_CHECK(cudaMemcpyAsync(d_in, in, bytes, cudaMemcpyDefault, nullptr)); });
+    Stages s{};
+    s.upload_ms = tutorial::median_event_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemcpyAsync(p.d_in(), p.in(), bytes, cudaMemcpyDefault, nullptr));
+    });
     // The kernel's time is not proportional to its rounds while memory traffic dominates, so
     // the guess is refined a few times.
-    int rounds = 64;
-    double kernel_ms = 0.0;
+    s.rounds = 64;
     for (int attempt = 0; attempt < 3; ++attempt) {
-        kernel_ms = time_stage([&] { launch_transform(d_in, d_out, count, rounds, nullptr); });
-        rounds = std::clamp(static_cast<int>(rounds * upload_ms / kernel_ms), 1, 8192);
+        s.kernel_ms = kernel(s.rounds);
+        s.rounds = std::clamp(static_cast<int>(s.rounds * s.upload_ms / s.kernel_ms), 1, 8192);
     }
-    kernel_ms = time_stage([&] { launch_transform(d_in, d_out, count, rounds, nullptr); });
-    const double download_ms = time_stage(
-        [&] { CUDA_CHECK(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDefault, nullptr)); });
-    const double serial_ms = upload_ms + kernel_ms + download_ms;
-    const double longest_ms = std::max({upload_ms, kernel_ms, download_ms});
+    s.kernel_ms = kernel(s.rounds);
+    s.download_ms = tutorial::median_event_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemcpyAsync(p.out(), p.d_out(), bytes, cudaMemcpyDefault, nullptr));
+    });
+    return s;
+}
 
+// Chunk i of K goes up, through the kernel and back down in stream i. Returns the milliseconds
+// (events on the legacy default stream, which waits for every stream) and counts wrong results.
+double run_pipeline(const Pipeline& p, const std::vector<cudaStream_t>& streams, int k, int rounds,
+                    std::size_t& wrong) {
+    const std::size_t chunk = (p.count + k - 1) / k;
+    std::memset(p.out(), 0, p.count * sizeof(std::uint32_t));  // a chunk that never came back shows
+    tutorial::EventTimer whole;
+    whole.start();
+    for (int i = 0; i < k; ++i) {
+        const std::size_t first = i * chunk;
+        if (first >= p.count) break;  // fewer elements than streams
+        const std::size_t n = std::min(chunk, p.count - first);
+        const std::size_t span = n * sizeof(std::uint32_t);
+        CUDA_CHECK(
+            cudaMemcpyAsync(p.d_in() + first, p.in() + first, span, cudaMemcpyDefault, streams[i]));
+        launch_transform(p.d_in() + first, p.d_out() + first, n, rounds, streams[i]);
+        CUDA_CHECK(cudaMemcpyAsync(p.out() + first, p.d_out() + first, span, cudaMemcpyDefault,
+                                   streams[i]));
+    }
+    whole.stop();
+    const double ms = whole.elapsed_ms();
+    wrong += transform_mismatches(p.in(), p.out(), p.count, rounds);
+    return ms;
+}
+
+struct Overlap {
+    double serial_ms;  // the three stages one after the other
+    int failures;      // pipeline runs with wrong results
+};
+
+// Part 2: the pipeline over K = 1, 2, 4, ... streams, as a table.
+Overlap overlap(std::size_t bytes, int runs, const std::vector<int>& stream_counts) {
+    const Pipeline p(bytes);
+    fill(p.host_in, p.count, 5);
+    const Stages s = time_stages(p, runs);
+    const double serial_ms = s.upload_ms + s.kernel_ms + s.download_ms;
+    const double longest_ms = std::max({s.upload_ms, s.kernel_ms, s.download_ms});
     std::printf(
         "Part 2: upload %s, transform it (%d rounds of integer work per element), download.\n"
         "Each stage alone: upload %.3f ms, kernel %.3f ms, download %.3f ms.\n"
         "With K streams the buffer is cut into K chunks; chunk i goes up, through the kernel\n"
         "and back down in stream i, so one chunk's kernel can run while the next chunk uploads\n"
         "and the previous one downloads. Ideal time: the longest stage + the rest / K.\n\n",
-        tutorial::format_bytes(bytes).c_str(), rounds, upload_ms, kernel_ms, download_ms);
+        tutorial::format_bytes(bytes).c_str(), s.rounds, s.upload_ms, s.kernel_ms, s.download_ms);
+
+    // Created with the default flag, so each stream waits for the legacy default stream and the
+    // default stream waits for them: events recorded on it bracket the work of all streams.
+    std::vector<cudaStream_t> streams(stream_counts.back());
+    for (cudaStream_t& stream : streams) CUDA_CHECK(cudaStreamCreate(&stream));
+    tutorial::Table table({{"streams K", tutorial::Align::right},
+                           {"measured ms", tutorial::Align::right},
+                           {"ideal ms", tutorial::Align::right},
+                           {"speed-up vs K = 1", tutorial::Align::right},
+                           {"results"}});
+    int failures = 0;
+    double one_stream_ms = 0.0;
+    for (int k : stream_counts) {
+        std::size_t wrong = 0;
+        const double ms = tutorial::median_ms(
+            1, runs, [&] { return run_pipeline(p, streams, k, s.rounds, wrong); });
+        if (k == 1) one_stream_ms = ms;
+        failures += wrong == 0 ? 0 : 1;
+        table.add_row({format("%d", k), format("%.3f", ms),
+                       format("%.3f", longest_ms + (serial_ms - longest_ms) / k),
+                       format("%.2fx", one_stream_ms / ms),
+                       wrong == 0 ? "all correct" : format("%zu wrong", wrong)});
+    }
+    table.print();
+    for (cudaStream_t stream : streams) CUDA_CHECK(cudaStreamDestroy(stream));
+    return {serial_ms, failures};
+}
+
+}  // namespace
+
+tutorial::Result run_async(tutorial::Context& ctx) {
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (8 << 20) : (64 << 20));
+    const int runs = ctx.iters_or(ctx.quick() ? 3 : 7);
+    std::printf(
+        "Part 1: cudaMemcpyAsync of %s on a stream. A host timer reads when the call returns\n"
+        "and when cudaStreamSynchronize says the copy is done (median of %d).\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs);
+    int failures = time_calls(bytes, runs);
+    std::printf(
+        "\nFrom pageable memory the call cannot return before the driver has pushed the data\n"
+        "through its staging buffer, so the CPU is blocked for (nearly) the whole copy: the\n"
+        "\"Async\" is in name only. From pinned memory the call only queues the copy for the copy\n"
+        "engine and the CPU is free at once.\n\n");
 
     const std::vector<int> stream_counts =
         ctx.quick() ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
-    std::vector<cudaStream_t> streams(stream_counts.back());
-    // Created with the default flag, so each stream waits for the legacy default stream and the
-    // default stream waits for them: events recorded on it bracket the work of all streams.
-    for (cudaStream_t& s : streams) CUDA_CHECK(cudaStreamCreate(&s));
-    tutorial::Table overlap({{"streams K", tutorial::Align::right},
-                             {"measured ms", tutorial::Align::right},
-                             {"ideal ms", tutorial::Align::right},
-                             {"speed-up vs K = 1", tutorial::Align::right},
-                             {"results"}});
-    tutorial::EventTimer whole;
-    double one_stream_ms = 0.0;
-    for (int k : stream_counts) {
-        const std::size_t chunk = (count + k - 1) / k;
-        std::size_t wrong = 0;
-        const double ms = tutorial::median_ms(1, runs, [&] {
-            std::memset(out, 0, bytes);  // so that a chunk that never came back shows
-            whole.start();
-            for (int i = 0; i < k; ++i) {
-                const std::size_t first = i * chunk;
-                if (first >= count) break;  // fewer elements than streams
-                const std::size_t n = std::min(chunk, count - first);
-                const std::size_t span = n * sizeof(std::uint32_t);
-                CUDA_CHECK(
-                    cudaMemcpyAsync(d_in + first, in + first, span, cudaMemcpyDefault, streams[i]));
-                launch_transform(d_in + first, d_out + first, n, rounds, streams[i]);
-                CUDA_CHECK(cudaMemcpyAsync(out + first, d_out + first, span, cudaMemcpyDefault,
-                                           streams[i]));
-            }
-            whole.stop();
-            const double elapsed = whole.elapsed_ms();
-            wrong += transform_mismatches(in, out, count, rounds);
-            return elapsed;
-        });
-        if (k == 1) one_stream_ms = ms;
-        failures += wrong == 0 ? 0 : 1;
-        const double ideal_ms = longest_ms + (serial_ms - longest_ms) / k;
-        overlap.add_row({format("%d", k), format("%.3f", ms), format("%.3f", ideal_ms),
-                         format("%.2fx", one_stream_ms / ms),
-                         wrong == 0 ? "all correct" : format("%zu wrong", wrong)});
-    }
-    overlap.print();
+    const Overlap o = overlap(bytes, runs, stream_counts);
+    failures += o.failures;
     std::printf(
         "\nSerial (the three stages one after the other): %.3f ms. With asyncEngineCount = %d\n"
         "copy engines, uploads, downloads and kernels can all run at the same time. Every run's\n"
         "output was checked element by element against the CPU's closed form of the kernel.\n",
-        serial_ms, tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount));
-
-    for (cudaStream_t s : streams) CUDA_CHECK(cudaStreamDestroy(s));
-    CUDA_CHECK(cudaStreamDestroy(stream));
+        o.serial_ms, tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount));
     return ctx.verdict(failures == 0,
                        format("every async copy delivered its data and every pipeline run "
                               "(K = 1 to %d streams) produced the CPU's expected results",

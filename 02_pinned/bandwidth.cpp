@@ -1,26 +1,53 @@
 // Section `bandwidth`: host <-> device copy speed from pageable, pinned, write-combined and
 // registered memory, from a few KiB (where a copy's fixed cost dominates) to hundreds of MiB
 // (where the PCIe link does).
-#include "common/buffer.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "copy_timing.hpp"
 #include "sections.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
-using tutorial::Buffer;
 using tutorial::format;
-using tutorial::MemoryKind;
 
 namespace {
 
-const MemoryKind host_kinds[] = {MemoryKind::pageable, MemoryKind::pinned,
-                                 MemoryKind::write_combined, MemoryKind::registered};
+// The four kinds of host memory, each allocated with its own call and freed with the matching
+// one (chapter 02's `misuse` shows what a mismatch does).
+struct HostBuffers {
+    void* pageable = nullptr;
+    void* pinned = nullptr;
+    void* write_combined = nullptr;
+    void* registered = nullptr;
+
+    explicit HostBuffers(std::size_t bytes) {
+        pageable = std::malloc(bytes);
+        CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+        CUDA_CHECK(cudaHostAlloc(&write_combined, bytes, cudaHostAllocWriteCombined));
+        registered = std::malloc(bytes);  // pinned afterwards, where it is
+        CUDA_CHECK(cudaHostRegister(registered, bytes, cudaHostRegisterDefault));
+    }
+    ~HostBuffers() {
+        CUDA_CHECK(cudaHostUnregister(registered));
+        std::free(registered);
+        CUDA_CHECK(cudaFreeHost(write_combined));
+        CUDA_CHECK(cudaFreeHost(pinned));
+        std::free(pageable);
+    }
+    HostBuffers(const HostBuffers&) = delete;
+    HostBuffers& operator=(const HostBuffers&) = delete;
+};
+
+struct Kind {
+    const char* name;
+    std::uint32_t* host;
+};
+constexpr std::size_t pageable = 0;  // where those two stand in the list of kinds
+constexpr std::size_t pinned = 1;
 
 std::vector<std::size_t> sizes_to_measure(const tutorial::Context& ctx) {
     if (ctx.options.size != 0) return {ctx.options.size};
@@ -28,87 +55,114 @@ std::vector<std::size_t> sizes_to_measure(const tutorial::Context& ctx) {
     return {4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20, 256 << 20};
 }
 
+struct Timing {
+    int warmup;
+    int runs;
+    std::size_t bytes_per_round;  // small copies are repeated within a round to last long enough
+};
+
+struct Totals {
+    int checked = 0;
+    int failed = 0;
+    double pinned_small_us = 0.0;    // one pinned host -> device copy of the smallest size
+    double pinned_large_gbps = 0.0;  // pinned host -> device at the largest size
+};
+
+// One table: copies of every size in one direction, between `device` and each kind of host
+// memory; each copy's data is then checked where it landed.
+void measure_direction(bool to_device, const std::vector<std::size_t>& sizes,
+                       const std::vector<Kind>& kinds, std::uint32_t* device, const Timing& timing,
+                       Totals& totals) {
+    std::vector<tutorial::Column> columns = {{"size", tutorial::Align::right}};
+    for (const Kind& kind : kinds) columns.push_back({kind.name, tutorial::Align::right});
+    columns.push_back({"pinned / pageable", tutorial::Align::right});
+    tutorial::Table table(columns);
+    std::uint32_t seed = to_device ? 1 : 1000;
+    for (std::size_t bytes : sizes) {
+        const std::size_t count = bytes / sizeof(std::uint32_t);
+        const int repeats =
+            static_cast<int>(std::clamp<std::size_t>(timing.bytes_per_round / bytes, 1, 100));
+        std::vector<std::string> row = {tutorial::format_bytes(bytes)};
+        std::vector<double> gbps;
+        for (std::size_t k = 0; k < kinds.size(); ++k) {
+            const Kind& kind = kinds[k];
+            // Fill the source, and the destination with something else so that a copy that
+            // did nothing shows.
+            if (to_device) {
+                fill_on_host(kind.host, count, seed);
+                fill_on_device(device, count, ~seed);
+            } else {
+                fill_on_device(device, count, seed);
+                fill_on_host(kind.host, count, ~seed);
+            }
+            void* destination = to_device ? static_cast<void*>(device) : kind.host;
+            const void* source = to_device ? static_cast<void*>(kind.host) : device;
+            const double ms = tutorial::median_event_ms(
+                timing.warmup, timing.runs,
+                [&] { CUDA_CHECK(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault)); },
+                repeats);
+            const std::size_t wrong = to_device ? mismatches_on_device(device, count, seed)
+                                                : mismatches_on_host(kind.host, count, seed);
+            ++totals.checked;
+            totals.failed += wrong == 0 ? 0 : 1;
+            gbps.push_back(tutorial::gb_per_s(bytes, ms));
+            row.push_back(wrong == 0 ? format("%.1f", gbps.back()) : format("%zu wrong", wrong));
+            if (to_device && k == pinned && bytes == sizes.front()) {
+                totals.pinned_small_us = ms * 1e3;
+            }
+            ++seed;
+        }
+        if (to_device && bytes == sizes.back()) totals.pinned_large_gbps = gbps[pinned];
+        row.push_back(format("%.1fx", gbps[pinned] / gbps[pageable]));
+        table.add_row(row);
+    }
+    std::printf("\n%s (GB/s):\n", to_device ? "host -> device" : "device -> host");
+    table.print();
+}
+
 }  // namespace
 
 tutorial::Result run_bandwidth(tutorial::Context& ctx) {
     const std::vector<std::size_t> sizes = sizes_to_measure(ctx);
     const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
-    const int warmup = ctx.quick() ? 1 : 2;
-    const int runs = ctx.iters_or(ctx.quick() ? 3 : 7);
-    // Small copies are repeated back to back inside one timed round so that the round lasts
-    // long enough for the events to resolve it.
-    const std::size_t bytes_per_round = ctx.quick() ? (4 << 20) : (64 << 20);
+    const Timing timing{ctx.quick() ? 1 : 2, ctx.iters_or(ctx.quick() ? 3 : 7),
+                        ctx.quick() ? std::size_t{4} << 20 : std::size_t{64} << 20};
     std::printf(
         "cudaMemcpy between a device buffer and four kinds of host buffer, in both directions.\n"
         "Each entry: events around back-to-back copies, %d warm-up and the median of %d rounds;\n"
         "GB/s = 1e9 bytes per second. Every copy's data is then checked where it landed.\n",
-        warmup, runs);
+        timing.warmup, timing.runs);
 
-    const Buffer device(MemoryKind::device, largest);
-    std::vector<Buffer> hosts;
-    for (MemoryKind kind : host_kinds) {
-        hosts.emplace_back(kind, largest);
-        fill(hosts.back(), largest / sizeof(std::uint32_t), 0);  // touch every page once
-    }
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, largest));
+    const HostBuffers hosts(largest);
+    const std::vector<Kind> kinds = {
+        // in the order of `pageable` and `pinned` above
+        {"pageable", static_cast<std::uint32_t*>(hosts.pageable)},
+        {"pinned", static_cast<std::uint32_t*>(hosts.pinned)},
+        {"write-combined", static_cast<std::uint32_t*>(hosts.write_combined)},
+        {"registered", static_cast<std::uint32_t*>(hosts.registered)},
+    };
+    for (const Kind& kind : kinds) fill_on_host(kind.host, largest / 4, 0);  // touch every page
 
-    int checked = 0;
-    int failed = 0;
-    std::uint32_t seed = 1;
-    double pinned_small_us = 0.0;    // one pinned host -> device copy of the smallest size
-    double pinned_large_gbps = 0.0;  // pinned host -> device at the largest size
-    for (const bool to_device : {true, false}) {
-        std::printf("\n%s (GB/s):\n", to_device ? "host -> device" : "device -> host");
-        std::vector<tutorial::Column> columns = {{"size", tutorial::Align::right}};
-        for (MemoryKind kind : host_kinds) {
-            columns.push_back({tutorial::kind_name(kind), tutorial::Align::right});
-        }
-        columns.push_back({"pinned / pageable", tutorial::Align::right});
-        tutorial::Table table(columns);
-        for (std::size_t bytes : sizes) {
-            const std::size_t count = bytes / sizeof(std::uint32_t);
-            const int repeats =
-                static_cast<int>(std::clamp<std::size_t>(bytes_per_round / bytes, 1, 100));
-            std::vector<std::string> row = {tutorial::format_bytes(bytes)};
-            double pageable_gbps = 0.0;
-            double pinned_gbps = 0.0;
-            for (const Buffer& host : hosts) {
-                const Buffer& source = to_device ? host : device;
-                const Buffer& destination = to_device ? device : host;
-                fill(source, count, seed);
-                fill(destination, count, ~seed);  // so that a copy that did nothing shows
-                const double ms =
-                    time_copy_ms(destination.get(), source.get(), bytes, repeats, warmup, runs);
-                const std::size_t wrong = mismatches(destination, count, seed);
-                ++checked;
-                failed += wrong == 0 ? 0 : 1;
-                const double gbps = tutorial::gb_per_s(bytes, ms);
-                row.push_back(wrong == 0 ? format("%.1f", gbps) : format("%zu wrong", wrong));
-                if (host.kind() == MemoryKind::pageable) pageable_gbps = gbps;
-                if (host.kind() == MemoryKind::pinned) {
-                    pinned_gbps = gbps;
-                    if (to_device && bytes == sizes.front()) pinned_small_us = ms * 1e3;
-                    if (to_device && bytes == largest) pinned_large_gbps = gbps;
-                }
-                ++seed;
-            }
-            row.push_back(format("%.1fx", pinned_gbps / pageable_gbps));
-            table.add_row(row);
-        }
-        table.print();
-    }
+    Totals totals;
+    measure_direction(true, sizes, kinds, device, timing, totals);
+    measure_direction(false, sizes, kinds, device, timing, totals);
+    CUDA_CHECK(cudaFree(device));
 
     if (sizes.size() > 1) {
-        const double wire_us = static_cast<double>(sizes.front()) / (pinned_large_gbps * 1e9) * 1e6;
+        const double wire_us =
+            static_cast<double>(sizes.front()) / (totals.pinned_large_gbps * 1e9) * 1e6;
         std::printf(
             "\nA pinned copy of %s takes %.2f us; at the %.1f GB/s of the largest pinned copy\n"
             "its bytes need only %.2f us. Small copies are latency-bound: the call, starting the\n"
             "copy engine and reporting completion cost the same for 4 bytes as for 4 KiB. Large\n"
             "pinned copies are limited by the PCIe link, pageable ones by the CPU copying each\n"
             "chunk into the driver's pinned staging buffer first.\n",
-            tutorial::format_bytes(sizes.front()).c_str(), pinned_small_us, pinned_large_gbps,
-            wire_us);
+            tutorial::format_bytes(sizes.front()).c_str(), totals.pinned_small_us,
+            totals.pinned_large_gbps, wire_us);
     }
-    return ctx.verdict(failed == 0, format("%d of %d timed copies delivered exactly the data "
-                                           "that was sent",
-                                           checked - failed, checked));
+    return ctx.verdict(totals.failed == 0, format("%d of %d timed copies delivered exactly the "
+                                                  "data that was sent",
+                                                  totals.checked - totals.failed, totals.checked));
 }

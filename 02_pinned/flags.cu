@@ -1,6 +1,7 @@
 // Section `flags`: every cudaHostAlloc and cudaHostRegister flag, what cudaHostGetFlags reports
 // back, the device pointer of each allocation, and a kernel using it.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
@@ -48,22 +49,81 @@ struct Row {
     const char* note;
 };
 
+// What this device promises about pinned memory.
+struct Device {
+    bool unified;                  // unifiedAddressing
+    bool registered_same_address;  // canUseHostPointerForRegisteredMem
+};
+
+struct Outcome {
+    unsigned reported;         // cudaHostGetFlags
+    bool same_address;         // cudaHostGetDevicePointer gave back the host pointer
+    std::string device_view;   // that pointer, as printed
+    std::size_t kernel_wrong;  // values the kernel wrote (or read) wrongly
+    bool ok;
+};
+
+// Pins 1 MiB with the row's flags, reads them back, and has a kernel use the device pointer.
+Outcome try_flags(const Row& row, std::uint32_t seed, const Device& device) {
+    const std::size_t bytes = 1 << 20;
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    const bool read_only = row.registered && (row.flags & cudaHostRegisterReadOnly);
+    std::uint32_t* host = nullptr;
+    if (row.registered) {
+        host = static_cast<std::uint32_t*>(std::malloc(bytes));
+        CUDA_CHECK(cudaHostRegister(host, bytes, row.flags));
+    } else {
+        CUDA_CHECK(cudaHostAlloc(&host, bytes, row.flags));
+    }
+    Outcome o{};
+    CUDA_CHECK(cudaHostGetFlags(&o.reported, host));
+    std::uint32_t* device_view = nullptr;
+    CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
+    if (read_only) {
+        fill_on_host(host, count, seed);
+        o.kernel_wrong = mismatches_on_device(device_view, count, seed);
+    } else {
+        fill_on_device(device_view, count, seed);
+        o.kernel_wrong = mismatches_on_host(host, count, seed);
+    }
+    o.same_address = device_view == host;
+    o.device_view = o.same_address ? "same as host" : format("%p", (void*)device_view);
+
+    // The flags that must come back: what was asked for, in cudaHostAlloc's values
+    // (registration's Portable and Mapped have the same values; ReadOnly has none), plus
+    // Mapped, because with unified addressing every pinned range is mapped for the device.
+    unsigned must_report = row.registered
+                               ? row.flags & (cudaHostRegisterPortable | cudaHostRegisterMapped)
+                               : row.flags;
+    if (device.unified) must_report |= cudaHostAllocMapped;
+    // The kernel may use the CPU's address itself when unified addressing covers the
+    // allocation; for registered memory the device must also say it can.
+    const bool same_address_expected =
+        device.unified && (!row.registered || device.registered_same_address);
+    o.ok = (o.reported & must_report) == must_report && o.kernel_wrong == 0 &&
+           (!same_address_expected || o.same_address);
+    if (row.registered) {
+        CUDA_CHECK(cudaHostUnregister(host));
+        std::free(host);
+    } else {
+        CUDA_CHECK(cudaFreeHost(host));
+    }
+    return o;
+}
+
 }  // namespace
 
 tutorial::Result run_flags(tutorial::Context& ctx) {
-    const std::size_t bytes = 1 << 20;
-    const std::size_t count = bytes / sizeof(std::uint32_t);
     const bool read_only_supported =
         tutorial::device_attribute(ctx.device, cudaDevAttrHostRegisterReadOnlySupported) == 1;
-    const bool unified = tutorial::device_attribute(ctx.device, cudaDevAttrUnifiedAddressing) == 1;
-    const bool registered_same_address =
-        tutorial::device_attribute(ctx.device, cudaDevAttrCanUseHostPointerForRegisteredMem) == 1;
+    const Device device{
+        tutorial::device_attribute(ctx.device, cudaDevAttrUnifiedAddressing) == 1,
+        tutorial::device_attribute(ctx.device, cudaDevAttrCanUseHostPointerForRegisteredMem) == 1};
     std::printf(
         "Each row pins 1 MiB with one set of flags, reads the flags back with cudaHostGetFlags,\n"
         "asks cudaHostGetDevicePointer for the address a kernel must use, and has a kernel use\n"
         "it: write a pattern the CPU then checks (read a pattern the CPU wrote, for "
         "ReadOnly).\n\n");
-
     const Row rows[] = {
         {false, cudaHostAllocDefault, "what cudaMallocHost does"},
         {false, cudaHostAllocPortable, "pinned for every CUDA context, not only this one"},
@@ -88,64 +148,22 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
     std::uint32_t seed = 100;
     for (const Row& row : rows) {
         const bool read_only = row.registered && (row.flags & cudaHostRegisterReadOnly);
+        const char* call = row.registered ? "cudaHostRegister" : "cudaHostAlloc";
         const std::string asked =
             row.registered ? register_flag_names(row.flags) : alloc_flag_names(row.flags);
         if (read_only && !read_only_supported) {
-            table.add_row({"cudaHostRegister", asked, "-", "-", "-", "-",
-                           "hostRegisterReadOnlySupported is 0: not tried"});
+            table.add_row(
+                {call, asked, "-", "-", "-", "-", "hostRegisterReadOnlySupported is 0: not tried"});
             continue;
         }
         ++tried_rows;
-        std::uint32_t* host = nullptr;
-        if (row.registered) {
-            host = static_cast<std::uint32_t*>(std::malloc(bytes));
-            if (host == nullptr) return ctx.verdict(false, "malloc of 1 MiB failed");
-            CUDA_CHECK(cudaHostRegister(host, bytes, row.flags));
-        } else {
-            CUDA_CHECK(cudaHostAlloc(&host, bytes, row.flags));
-        }
-        unsigned reported = 0;
-        CUDA_CHECK(cudaHostGetFlags(&reported, host));
-        std::uint32_t* device_view = nullptr;
-        CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
-
-        std::size_t wrong = 0;
-        if (read_only) {
-            fill_on_host(host, count, seed);
-            wrong = mismatches_on_device(device_view, count, seed);
-        } else {
-            fill_on_device(device_view, count, seed);
-            wrong = mismatches_on_host(host, count, seed);
-        }
-        ++seed;
-
-        // The flags that must come back: what was asked for, in cudaHostAlloc's values
-        // (registration's Portable and Mapped have the same values; ReadOnly has none), plus
-        // Mapped, because with unified addressing every pinned range is mapped for the device.
-        unsigned must_report = row.registered
-                                   ? row.flags & (cudaHostRegisterPortable | cudaHostRegisterMapped)
-                                   : row.flags;
-        if (unified) must_report |= cudaHostAllocMapped;
-        // The kernel may use the CPU's address itself when unified addressing covers the
-        // allocation; for registered memory the device must also say it can.
-        const bool same_address_expected = unified && (!row.registered || registered_same_address);
-        const bool ok = (reported & must_report) == must_report && wrong == 0 &&
-                        (!same_address_expected || device_view == host);
-        expected_rows += ok ? 1 : 0;
-        table.add_row({row.registered ? "cudaHostRegister" : "cudaHostAlloc", asked,
-                       alloc_flag_names(reported),
-                       device_view == host ? "same as host" : format("%p", (void*)device_view),
-                       wrong != 0  ? format("%zu wrong", wrong)
-                       : read_only ? "read what CPU wrote"
-                                   : "wrote, CPU saw it",
-                       ok ? "yes" : "NO", row.note});
-
-        if (row.registered) {
-            CUDA_CHECK(cudaHostUnregister(host));
-            std::free(host);
-        } else {
-            CUDA_CHECK(cudaFreeHost(host));
-        }
+        const Outcome o = try_flags(row, seed++, device);
+        expected_rows += o.ok ? 1 : 0;
+        table.add_row({call, asked, alloc_flag_names(o.reported), o.device_view,
+                       o.kernel_wrong != 0 ? format("%zu wrong", o.kernel_wrong)
+                       : read_only         ? "read what CPU wrote"
+                                           : "wrote, CPU saw it",
+                       o.ok ? "yes" : "NO", row.note});
     }
     table.print();
     std::printf(
@@ -155,7 +173,7 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
         "cudaHostGetDevicePointer. ReadOnly has no cudaHostAlloc value, so cudaHostGetFlags has\n"
         "no way to report it. Write code that runs without unified addressing as if the flags\n"
         "mattered (they do there), and keep WriteCombined for buffers the CPU only writes.\n",
-        unified ? 1 : 0);
+        device.unified ? 1 : 0);
     return ctx.verdict(expected_rows == tried_rows,
                        format("%d of %d allocations reported the flags asked for and were "
                               "usable by a kernel through their device pointer",

@@ -3,6 +3,7 @@
 // kill the process or its CUDA context.
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 

@@ -1,21 +1,18 @@
 // Section `write_combined`: how fast the CPU writes and reads write-combined pinned memory,
 // ordinary pinned memory and pageable memory, and how fast each one uploads to the device.
-#include "common/buffer.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "copy_timing.hpp"
 #include "sections.hpp"
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
-using tutorial::Buffer;
 using tutorial::format;
-using tutorial::MemoryKind;
 
 namespace {
 
@@ -27,6 +24,35 @@ bool running_in_virtual_machine() {
         if (line.rfind("flags", 0) == 0) return line.find(" hypervisor") != std::string::npos;
     }
     return false;
+}
+
+struct Speeds {
+    double write_gbps;  // the CPU writing the buffer
+    double read_gbps;   // the CPU reading it back
+    double copy_gbps;   // cudaMemcpy of the buffer to the device
+    bool ok;            // the CPU's sum and the device's copy were both right
+};
+
+Speeds measure(std::uint32_t* data, std::uint32_t* device, std::size_t count, int runs,
+               std::uint32_t seed) {
+    const std::size_t bytes = count * sizeof *data;
+    const double write_ms = tutorial::median_ms(1, runs, [&] {
+        tutorial::HostTimer timer;
+        fill_on_host(data, count, seed);
+        return timer.elapsed_ms();
+    });
+    std::uint64_t sum = 0;
+    const double read_ms = tutorial::median_ms(1, runs, [&] {
+        tutorial::HostTimer timer;
+        sum = sum_on_host(data, count);  // the CPU reads every element
+        return timer.elapsed_ms();
+    });
+    const double copy_ms = tutorial::median_event_ms(
+        1, runs, [&] { CUDA_CHECK(cudaMemcpy(device, data, bytes, cudaMemcpyHostToDevice)); });
+    const bool ok =
+        sum == pattern_sum(count, seed) && mismatches_on_device(device, count, seed) == 0;
+    return {tutorial::gb_per_s(bytes, write_ms), tutorial::gb_per_s(bytes, read_ms),
+            tutorial::gb_per_s(bytes, copy_ms), ok};
 }
 
 }  // namespace
@@ -41,44 +67,39 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
         "copy; 1 warm-up and the median of %d runs each.\n\n",
         tutorial::format_bytes(bytes).c_str(), runs);
 
-    const Buffer device(MemoryKind::device, bytes);
-    const MemoryKind kinds[] = {MemoryKind::write_combined, MemoryKind::pinned,
-                                MemoryKind::pageable};
+    void* write_combined = nullptr;
+    void* pinned = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&write_combined, bytes, cudaHostAllocWriteCombined));
+    CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    void* pageable = std::malloc(bytes);
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    struct Kind {
+        const char* name;
+        void* host;
+    };
+    const Kind kinds[] = {
+        {"write-combined", write_combined}, {"pinned", pinned}, {"pageable", pageable}};
     tutorial::Table table({{"host memory"},
                            {"CPU write GB/s", tutorial::Align::right},
                            {"CPU read GB/s", tutorial::Align::right},
                            {"host -> device GB/s", tutorial::Align::right}});
     int good = 0;
-    double read_gbps[3] = {};
-    std::uint32_t seed = 7;
+    Speeds speeds[3] = {};
     for (int k = 0; k < 3; ++k) {
-        const Buffer host(kinds[k], bytes);
-        std::uint32_t* data = host.as<std::uint32_t>();
-        const double write_ms = tutorial::median_ms(1, runs, [&] {
-            tutorial::HostTimer timer;
-            fill_on_host(data, count, seed);
-            return timer.elapsed_ms();
-        });
-        std::uint64_t sum = 0;
-        const double read_ms = tutorial::median_ms(1, runs, [&] {
-            tutorial::HostTimer timer;
-            sum = sum_on_host(data, count);  // the CPU reads every element
-            return timer.elapsed_ms();
-        });
-        const double copy_ms = time_copy_ms(device.get(), data, bytes, 1, 1, runs);
-        const bool sum_ok = sum == pattern_sum(count, seed);
-        const bool copy_ok = mismatches_on_device(device.as<std::uint32_t>(), count, seed) == 0;
-        good += sum_ok && copy_ok ? 1 : 0;
-        read_gbps[k] = tutorial::gb_per_s(bytes, read_ms);
-        table.add_row(
-            {tutorial::kind_name(kinds[k]), format("%.2f", tutorial::gb_per_s(bytes, write_ms)),
-             sum_ok ? format("%.2f", read_gbps[k]) : "wrong sum",
-             copy_ok ? format("%.1f", tutorial::gb_per_s(bytes, copy_ms)) : "wrong data"});
-        ++seed;
+        speeds[k] = measure(static_cast<std::uint32_t*>(kinds[k].host), device, count, runs, 7 + k);
+        good += speeds[k].ok ? 1 : 0;
+        table.add_row({kinds[k].name, format("%.2f", speeds[k].write_gbps),
+                       speeds[k].ok ? format("%.2f", speeds[k].read_gbps) : "wrong data",
+                       format("%.1f", speeds[k].copy_gbps)});
     }
     table.print();
+    CUDA_CHECK(cudaFree(device));
+    std::free(pageable);
+    CUDA_CHECK(cudaFreeHost(pinned));
+    CUDA_CHECK(cudaFreeHost(write_combined));
 
-    const double wc_read_share = read_gbps[0] / read_gbps[1];
+    const double wc_read_share = speeds[0].read_gbps / speeds[1].read_gbps;
     std::printf(
         "\nReading write-combined memory ran at %.0f%% of the speed of reading ordinary pinned\n"
         "memory. Write-combined pages are not cached: the CPU gathers writes into a small\n"

@@ -2,6 +2,7 @@
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 
@@ -16,7 +17,7 @@
 
 namespace {
 
-// The seed's example: a kernel writes x while the host writes y.
+// The Unified Memory appendix's example: a kernel writes x while the host writes y.
 __device__ __managed__ int x;
 __device__ __managed__ int y = 2;
 
@@ -46,7 +47,8 @@ __global__ void add_one(int* counter, int times) {
 
 }  // namespace
 
-// Child role: the seed's pitfall, exactly: y = 20 while write_x may still run, then synchronize.
+// Child role: the appendix's pitfall, exactly: y = 20 while write_x may still run, then
+// synchronize.
 // Legal where concurrentManagedAccess is 1; a segmentation fault where it is 0.
 int child_touch_during_kernel(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
@@ -58,126 +60,139 @@ int child_touch_during_kernel(const std::vector<std::string>& args) {
     return x == 10 && y == 20 ? 0 : 3;
 }
 
-tutorial::Result run_concurrency(tutorial::Context& ctx) {
-    const bool concurrent =
-        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    int ok_parts = 0;
+namespace {
 
-    // Part 1: the seed's pitfall, in a child process because it crashes on some systems.
+// Part 1: the appendix's pitfall, in a child process because it crashes on some systems.
+bool host_writes_during_kernel(int device, bool concurrent) {
     std::printf(
         "1. The host writes managed y while a kernel writing managed x may still run\n"
         "   (concurrentManagedAccess = %d: expected %s), in a child process:\n",
         concurrent ? 1 : 0, concurrent ? "legal" : "a segmentation fault");
     const tutorial::ChildResult child =
-        tutorial::run_child("touch_during_kernel", {std::to_string(ctx.device)});
+        tutorial::run_child("touch_during_kernel", {std::to_string(device)});
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
-    const bool part1 = concurrent ? child.succeeded() : child.crashed();
-    ok_parts += part1;
+    return concurrent ? child.succeeded() : child.crashed();
+}
 
-    // Part 2: what coherent concurrent access buys: a kernel that finishes only because it can
-    // see a write the host makes while the kernel runs.
+// Part 2: what coherent concurrent access buys: a kernel that finishes only because it can see a
+// write the host makes while the kernel runs.
+bool kernel_sees_host_write() {
+    int* flag = nullptr;
+    int* outcome = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&flag, sizeof *flag));
+    CUDA_CHECK(cudaMallocManaged(&outcome, sizeof *outcome));
+    *flag = 0;
+    *outcome = 0;
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    wait_for_host<<<1, 1, 0, stream>>>(flag, outcome);
+    CUDA_CHECK_LAUNCH();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const cudaError_t while_waiting = cudaStreamQuery(stream);
+    SystemAtomic(*flag).store(1, cuda::memory_order_release);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const cudaError_t after = cudaStreamQuery(stream);
+    std::printf(
+        "   cudaStreamQuery 50 ms after the launch: %s (the kernel is still waiting)\n"
+        "   the host stores 1 into the flag; after cudaStreamSynchronize: %s\n"
+        "   the kernel reports: %s\n",
+        cudaGetErrorName(while_waiting), cudaGetErrorName(after),
+        *outcome == 1 ? "it saw the flag" : "it gave up waiting");
+    const bool ok = while_waiting == cudaErrorNotReady && after == cudaSuccess && *outcome == 1;
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(flag));
+    CUDA_CHECK(cudaFree(outcome));
+    std::printf(
+        "   Both sides use cuda::atomic_ref with thread_scope_system. Plain int accesses\n"
+        "   would be a data race: nothing would oblige the compiler to re-read the flag, or\n"
+        "   either side to make its write visible in time or in order.\n");
+    return ok;
+}
+
+// Part 3: logical GPU activity. The host may use managed data once a call has told it that the
+// work on it is done; polling cudaStreamQuery until cudaSuccess is such a call.
+bool poll_then_read() {
+    int* counter = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&counter, sizeof *counter));
+    *counter = 0;
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    tutorial::launch_busy(stream, 10.0);  // so that there is something to poll for
+    add_one<<<4, 256, 0, stream>>>(counter, 10);
+    CUDA_CHECK_LAUNCH();
+    long polls = 0;
+    cudaError_t status = cudaErrorNotReady;
+    while ((status = cudaStreamQuery(stream)) == cudaErrorNotReady) ++polls;
+    CUDA_CHECK(status);
+    std::printf("   cudaErrorNotReady %ld times, then cudaSuccess; counter = %d (expected %d)\n",
+                polls, *counter, 4 * 256 * 10);
+    const bool ok = polls > 0 && *counter == 4 * 256 * 10;
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(counter));
+    return ok;
+}
+
+// Part 4: the appendix's four points about what may run while a kernel uses managed memory.
+bool four_points(bool concurrent) {
+    int* non_managed = nullptr;
+    int* managed = nullptr;
+    int* also_managed = nullptr;
+    CUDA_CHECK(cudaMallocHost(&non_managed, sizeof(int)));
+    CUDA_CHECK(cudaMallocManaged(&managed, sizeof(int)));
+    CUDA_CHECK(cudaMallocManaged(&also_managed, sizeof(int)));
+    *managed = 0;
+    cudaStream_t stream1 = nullptr;
+    cudaStream_t stream2 = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream1, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream2, cudaStreamNonBlocking));
+    add_one<<<8, 256, 0, stream1>>>(managed, 100);
+    CUDA_CHECK_LAUNCH();
+    *non_managed = 1;                   // point 1: pinned, non-managed memory: always fine
+    if (concurrent) *also_managed = 2;  // point 2: only where concurrentManagedAccess = 1
+    add_one<<<8, 256, 0, stream2>>>(managed, 100);  // point 3: two streams, same data
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const int expected = 2 * 8 * 256 * 100;
+    std::printf(
+        "   point 1: the host wrote pinned non-managed memory during a kernel: %d\n"
+        "   point 2: the host wrote other managed memory during a kernel: %s\n"
+        "   point 3: kernels in two streams added to the same managed counter: %d "
+        "(expected %d)\n"
+        "   point 4: kernels on other GPUs may use it too (one GPU here; see the README)\n",
+        *non_managed, concurrent ? "allowed here, done" : "skipped (not allowed here)", *managed,
+        expected);
+    const bool ok =
+        *non_managed == 1 && *managed == expected && (!concurrent || *also_managed == 2);
+    CUDA_CHECK(cudaStreamDestroy(stream1));
+    CUDA_CHECK(cudaStreamDestroy(stream2));
+    CUDA_CHECK(cudaFreeHost(non_managed));
+    CUDA_CHECK(cudaFree(managed));
+    CUDA_CHECK(cudaFree(also_managed));
+    return ok;
+}
+
+}  // namespace
+
+tutorial::Result run_concurrency(tutorial::Context& ctx) {
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    int ok_parts = host_writes_during_kernel(ctx.device, concurrent);
+
     std::printf("\n2. A kernel waits for a managed flag that the host sets while it runs:\n");
-    bool part2 = false;
-    if (!concurrent) {
+    if (concurrent) {
+        ok_parts += kernel_sees_host_write();
+    } else {
         std::printf(
             "   Not possible here: the host may not touch managed memory during a kernel.\n");
-        part2 = true;
-    } else {
-        int* flag = nullptr;
-        int* outcome = nullptr;
-        CUDA_CHECK(cudaMallocManaged(&flag, sizeof *flag));
-        CUDA_CHECK(cudaMallocManaged(&outcome, sizeof *outcome));
-        *flag = 0;
-        *outcome = 0;
-        cudaStream_t stream = nullptr;
-        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        wait_for_host<<<1, 1, 0, stream>>>(flag, outcome);
-        CUDA_CHECK_LAUNCH();
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        const cudaError_t while_waiting = cudaStreamQuery(stream);
-        SystemAtomic(*flag).store(1, cuda::memory_order_release);
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        const cudaError_t after = cudaStreamQuery(stream);
-        std::printf(
-            "   cudaStreamQuery 50 ms after the launch: %s (the kernel is still waiting)\n"
-            "   the host stores 1 into the flag; after cudaStreamSynchronize: %s\n"
-            "   the kernel reports: %s\n",
-            cudaGetErrorName(while_waiting), cudaGetErrorName(after),
-            *outcome == 1 ? "it saw the flag" : "it gave up waiting");
-        part2 = while_waiting == cudaErrorNotReady && after == cudaSuccess && *outcome == 1;
-        CUDA_CHECK(cudaStreamDestroy(stream));
-        CUDA_CHECK(cudaFree(flag));
-        CUDA_CHECK(cudaFree(outcome));
-        std::printf(
-            "   Both sides use cuda::atomic_ref with thread_scope_system. Plain int accesses\n"
-            "   would be a data race: nothing would oblige the compiler to re-read the flag, or\n"
-            "   either side to make its write visible in time or in order.\n");
+        ok_parts += 1;
     }
-    ok_parts += part2;
 
-    // Part 3: logical GPU activity. The host may use managed data once a call has told it that
-    // the work on it is done; polling cudaStreamQuery until cudaSuccess is such a call.
     std::printf("\n3. Polling cudaStreamQuery until the kernel is done, then reading its data:\n");
-    {
-        int* counter = nullptr;
-        CUDA_CHECK(cudaMallocManaged(&counter, sizeof *counter));
-        *counter = 0;
-        cudaStream_t stream = nullptr;
-        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        tutorial::launch_busy(stream, 10.0);  // so that there is something to poll for
-        add_one<<<4, 256, 0, stream>>>(counter, 10);
-        CUDA_CHECK_LAUNCH();
-        long polls = 0;
-        cudaError_t status = cudaErrorNotReady;
-        while ((status = cudaStreamQuery(stream)) == cudaErrorNotReady) ++polls;
-        CUDA_CHECK(status);
-        std::printf(
-            "   cudaErrorNotReady %ld times, then cudaSuccess; counter = %d (expected %d)\n", polls,
-            *counter, 4 * 256 * 10);
-        ok_parts += polls > 0 && *counter == 4 * 256 * 10;
-        CUDA_CHECK(cudaStreamDestroy(stream));
-        CUDA_CHECK(cudaFree(counter));
-    }
+    ok_parts += poll_then_read();
 
-    // Part 4: the seed's four points.
-    std::printf("\n4. The seed's four points:\n");
-    {
-        int* non_managed = nullptr;
-        int* managed = nullptr;
-        int* also_managed = nullptr;
-        CUDA_CHECK(cudaMallocHost(&non_managed, sizeof(int)));
-        CUDA_CHECK(cudaMallocManaged(&managed, sizeof(int)));
-        CUDA_CHECK(cudaMallocManaged(&also_managed, sizeof(int)));
-        *managed = 0;
-        cudaStream_t stream1 = nullptr;
-        cudaStream_t stream2 = nullptr;
-        CUDA_CHECK(cudaStreamCreateWithFlags(&stream1, cudaStreamNonBlocking));
-        CUDA_CHECK(cudaStreamCreateWithFlags(&stream2, cudaStreamNonBlocking));
-        add_one<<<8, 256, 0, stream1>>>(managed, 100);
-        CUDA_CHECK_LAUNCH();
-        *non_managed = 1;                   // point 1: pinned, non-managed memory: always fine
-        if (concurrent) *also_managed = 2;  // point 2: only where concurrentManagedAccess = 1
-        add_one<<<8, 256, 0, stream2>>>(managed, 100);  // point 3: two streams, same data
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const int expected = 2 * 8 * 256 * 100;
-        std::printf(
-            "   point 1: the host wrote pinned non-managed memory during a kernel: %d\n"
-            "   point 2: the host wrote other managed memory during a kernel: %s\n"
-            "   point 3: kernels in two streams added to the same managed counter: %d "
-            "(expected %d)\n"
-            "   point 4: kernels on other GPUs may use it too (one GPU here; see the README)\n",
-            *non_managed, concurrent ? "allowed here, done" : "skipped (not allowed here)",
-            *managed, expected);
-        ok_parts +=
-            *non_managed == 1 && *managed == expected && (!concurrent || *also_managed == 2);
-        CUDA_CHECK(cudaStreamDestroy(stream1));
-        CUDA_CHECK(cudaStreamDestroy(stream2));
-        CUDA_CHECK(cudaFreeHost(non_managed));
-        CUDA_CHECK(cudaFree(managed));
-        CUDA_CHECK(cudaFree(also_managed));
-    }
+    std::printf("\n4. The appendix's four points:\n");
+    ok_parts += four_points(concurrent);
     return ctx.verdict(ok_parts == 4, tutorial::format("%d of 4 parts behaved as documented for "
                                                        "concurrentManagedAccess = %d",
                                                        ok_parts, concurrent ? 1 : 0));

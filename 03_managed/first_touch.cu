@@ -1,6 +1,7 @@
 // Section `first_touch`: cudaMallocManaged reserves addresses, not memory. Physical pages appear
 // where the data is first touched: GPU memory for a kernel, host memory for the CPU.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 
@@ -78,7 +79,7 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
         "memory and cost the GPU nothing until a kernel uses them. cudaMalloc takes its memory\n"
         "at once. This is also what lets managed allocations exceed the GPU's memory\n"
         "(oversubscription): pages are evicted to the host when the GPU runs out. This course\n"
-        "never does that on the shared test machines; see the README.\n");
+        "never asks for more managed memory than the GPU has free; the README says why.\n");
     return ctx.verdict(ok,
                        "device memory used: ~none on cudaMallocManaged and on CPU touch, "
                        "~all of it on the GPU's first touch and on cudaMalloc");

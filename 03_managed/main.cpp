@@ -2,17 +2,10 @@
 #include "common/cli.hpp"
 #include "sections.hpp"
 
-namespace {
-
-// first_touch allocates --size of managed memory three times over; keep it to a few GiB.
-std::string check_size(const tutorial::Options& options) {
-    return tutorial::check_size_limits(options, 1, std::size_t{4} << 30);
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+    using tutorial::GiB;
     using tutorial::Section;
+    using tutorial::Takes;
     const tutorial::Chapter chapter{
         "03_managed",
         "Managed memory: cudaMallocManaged, __managed__ globals, coherency, fork safety",
@@ -24,10 +17,13 @@ int main(int argc, char** argv) {
                     run_managed_globals},
             Section{"properties", "which kind of unified-memory system this is", run_properties},
             Section{"first_touch", "managed memory takes device memory only when touched",
-                    run_first_touch, true, check_size},
+                    // three allocations of --size at once: keep it to a few GiB
+                    run_first_touch, Takes{}.size(1, 4 * GiB)},
             Section{"concurrency", "CPU access while kernels run; logical GPU activity",
                     run_concurrency},
-            Section{"thrash", "CPU and GPU writing the same page in turns", run_thrash},
+            // the first 20 rounds are reported on their own, and at least one more after them
+            Section{"thrash", "CPU and GPU writing the same page in turns", run_thrash,
+                    Takes{}.iters(21)},
             Section{"memcpy_memset", "cudaMemcpy under every kind, cudaMemset, on managed memory",
                     run_memcpy_memset},
             Section{"system_allocator", "kernels on malloc, stack and global memory (fault)",

@@ -1,7 +1,6 @@
 // Section `printme`: the host writes a string into managed memory and a kernel prints it. The
 // kernel also copies the string back, so the section can check what the GPU actually read.
 #include "common/check.hpp"
-#include "common/report.hpp"
 #include "sections.hpp"
 
 #include <cstdio>

@@ -1,9 +1,7 @@
 // Section `properties`: which kind of unified-memory system this is.
 #include "common/check.hpp"
-#include "common/report.hpp"
+#include "common/device.hpp"
 #include "sections.hpp"
-
-using tutorial::device_attribute;
 
 namespace {
 
@@ -29,26 +27,31 @@ const char* unified_memory_kind(const cudaDeviceProp& prop) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
+    // cudaDeviceGetAttribute reads one property at a time, as an int.
+    const auto attribute = [&](cudaDeviceAttr which) {
+        int value = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
+        return value;
+    };
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
     const std::vector<tutorial::DeviceFact> facts = {
-        {"managedMemory", prop.managedMemory,
-         device_attribute(ctx.device, cudaDevAttrManagedMemory),
+        {"managedMemory", prop.managedMemory, attribute(cudaDevAttrManagedMemory),
          "cudaMallocManaged and __managed__ work"},
         {"concurrentManagedAccess", prop.concurrentManagedAccess,
-         device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess),
+         attribute(cudaDevAttrConcurrentManagedAccess),
          "the CPU may touch managed memory while kernels run"},
         {"pageableMemoryAccess", prop.pageableMemoryAccess,
-         device_attribute(ctx.device, cudaDevAttrPageableMemoryAccess),
+         attribute(cudaDevAttrPageableMemoryAccess),
          "kernels may dereference plain malloc/new memory"},
         {"pageableMemoryAccessUsesHostPageTables", prop.pageableMemoryAccessUsesHostPageTables,
-         device_attribute(ctx.device, cudaDevAttrPageableMemoryAccessUsesHostPageTables),
+         attribute(cudaDevAttrPageableMemoryAccessUsesHostPageTables),
          "...through the CPU's own page tables (hardware coherence)"},
         {"directManagedMemAccessFromHost", prop.directManagedMemAccessFromHost,
-         device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost),
+         attribute(cudaDevAttrDirectManagedMemAccessFromHost),
          "the CPU reads GPU-resident managed memory without migrating it"},
         {"hostNativeAtomicSupported", prop.hostNativeAtomicSupported,
-         device_attribute(ctx.device, cudaDevAttrHostNativeAtomicSupported),
+         attribute(cudaDevAttrHostNativeAtomicSupported),
          "GPU atomics on host memory are native, not emulated"},
     };
     return tutorial::check_device_facts(

@@ -53,8 +53,9 @@ int child_system_memory(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_system_allocator(tutorial::Context& ctx) {
-    const bool pageable_access =
-        tutorial::device_attribute(ctx.device, cudaDevAttrPageableMemoryAccess) == 1;
+    int pageable_access = 0;  // 1: the GPU can use memory the CPU's allocators hand out
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, ctx.device));
     std::printf(
         "pageableMemoryAccess = %d: a kernel %s use memory from malloc, the stack or a plain\n"
         "global. Each kind is tried in its own child process, since a failure here is an\n"

@@ -1,7 +1,8 @@
-// Section `attach_host`: the seed's first stream-association example. y is attached to the host,
-// so the CPU may write it while a kernel runs, on every system.
+// Section `attach_host`: the Unified Memory appendix's first stream-association example. y is
+// attached to the host, so the CPU may write it while a kernel runs, on every system.
 #include "common/busy.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 

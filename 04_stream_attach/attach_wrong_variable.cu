@@ -1,9 +1,10 @@
-// Section `attach_wrong_variable`: the seed's second example, where x is attached to the kernel's
-// stream but the CPU touches y, which is still visible to every stream; and the rules of
+// Section `attach_wrong_variable`: the appendix's second example, where x is attached to the
+// kernel's stream but the CPU touches y, which is still visible to every stream; and the rules of
 // cudaStreamAttachMemAsync itself.
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 

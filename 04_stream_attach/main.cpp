@@ -1,7 +1,9 @@
 // Chapter 04: attaching managed memory to streams.
+#include "common/cli.hpp"
 #include "sections.hpp"
 
 int main(int argc, char** argv) {
+    using tutorial::Takes;
     const tutorial::Chapter chapter{
         "04_stream_attach",
         "Attaching managed memory to streams: cudaStreamAttachMemAsync, cudaMemAttachHost",
@@ -12,7 +14,7 @@ int main(int argc, char** argv) {
             {"attach_wrong_variable", "x attached, y touched; the attach rules (fault if cMA=0)",
              run_attach_wrong_variable},
             {"threads", "run_task in several host threads; the legacy NULL stream's cost",
-             run_threads},
+             run_threads, Takes{}.iters()},
             {"modular", "cudaMemAttachHost at allocation; stream destruction; re-attach",
              run_modular},
         },

@@ -4,6 +4,7 @@
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 

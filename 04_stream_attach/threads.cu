@@ -1,7 +1,8 @@
-// Section `threads`: the seed's run_task pattern. Each host thread owns a stream and a managed
-// allocation attached to that stream, and alternates kernels with CPU work on the same data.
-// Then the price of putting every thread's work into the legacy NULL stream instead.
+// Section `threads`: the run_task pattern of the Unified Memory appendix. Each host thread owns a
+// stream and a managed allocation attached to that stream, and alternates kernels with CPU work on
+// the same data. Then the price of putting every thread's work into the legacy NULL stream instead.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "sections.hpp"
@@ -38,7 +39,7 @@ struct Work {
     int rounds;
 };
 
-// One task: the seed's run_task. Returns the number of wrong values at the end.
+// One task: the appendix's run_task. Returns the number of wrong values at the end.
 int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choice) {
     CUDA_CHECK(cudaSetDevice(device));  // every new host thread starts on device 0
     cudaStream_t stream = nullptr;
@@ -109,7 +110,7 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
     const Work work{1 << 16, ctx.quick() ? 4 : 20, ctx.quick() ? 200 : 2000};
     const int runs = ctx.iters_or(ctx.quick() ? 1 : 5);
     std::printf(
-        "%d host threads, each running the seed's run_task: its own stream, %d elements of\n"
+        "%d host threads, each running the appendix's run_task: its own stream, %d elements of\n"
         "managed memory allocated with cudaMemAttachHost and attached to that stream, then %d\n"
         "times: a kernel (%d rounds of integer work, 8 blocks), wait for the stream, CPU work on\n"
         "the same data; a last kernel. Wall time, median of %d runs after a warm-up.\n\n",

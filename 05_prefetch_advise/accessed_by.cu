@@ -1,6 +1,8 @@
-// Section `accessed_by`: the seed's write/append example with cudaMemAdviseSetAccessedBy for the
-// CPU. What the hint buys depends on directManagedMemAccessFromHost.
+// Section `accessed_by`: the write/append example of the Unified Memory appendix, with
+// cudaMemAdviseSetAccessedBy for the CPU. What the hint buys depends on
+// directManagedMemAccessFromHost.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "managed.hpp"
@@ -44,7 +46,11 @@ Times write_read_append(int n, bool hint) {
     const int b = 100;
     int* ret = nullptr;
     CUDA_CHECK(cudaMallocManaged(&ret, n * sizeof(int)));
-    if (hint) advise(ret, n * sizeof(int), cudaMemAdviseSetAccessedBy, host_location());
+    if (hint) {
+        // Keep the pages mapped for the host wherever they live (the location names who reads).
+        CUDA_CHECK(
+            cudaMemAdvise(ret, n * sizeof(int), cudaMemAdviseSetAccessedBy, host_location()));
+    }
     tutorial::EventTimer timer;
     Times t{};
     timer.start();
@@ -53,7 +59,7 @@ Times write_read_append(int n, bool hint) {
     timer.stop();
     t.write_ms = timer.elapsed_ms();
     tutorial::HostTimer host_timer;
-    for (int i = 0; i < n; ++i) t.wrong += ret[i] != a + b + i;  // the seed prints them instead
+    for (int i = 0; i < n; ++i) t.wrong += ret[i] != a + b + i;  // the appendix prints them
     t.read_ms = host_timer.elapsed_ms();
     timer.start();
     append<<<1024, 256>>>(ret, a, b, n);
@@ -81,7 +87,7 @@ tutorial::Result run_accessed_by(tutorial::Context& ctx) {
     const int n = static_cast<int>(ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20)) / 4);
     const int runs = ctx.iters_or(ctx.quick() ? 2 : 5);
     std::printf(
-        "The seed's sequence on %s of managed ints: a kernel writes ret[i] = a + b + i, the\n"
+        "The appendix's sequence on %s of managed ints: a kernel writes ret[i] = a + b + i, the\n"
         "CPU reads every value, a kernel appends a + b + i. directManagedMemAccessFromHost = %d.\n"
         "Median of %d runs, each on a fresh allocation.\n\n",
         tutorial::format_bytes(static_cast<std::size_t>(n) * 4).c_str(), direct, runs);

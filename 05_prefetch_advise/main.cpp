@@ -2,17 +2,12 @@
 #include "common/cli.hpp"
 #include "sections.hpp"
 
-namespace {
-
-// The sections read buffers 16 bytes at a time and keep managed allocations to a few GiB.
-std::string check_size(const tutorial::Options& options) {
-    return tutorial::check_size_limits(options, 16, std::size_t{4} << 30);
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+    using tutorial::GiB;
     using tutorial::Section;
+    using tutorial::Takes;
+    // Buffers read 16 bytes at a time; managed allocations kept to a few GiB.
+    const Takes size = Takes{}.size(16, 4 * GiB);
     const tutorial::Chapter chapter{
         "05_prefetch_advise",
         "Prefetching and memory advice: cudaMemPrefetchAsync, cudaMemAdvise, measured",
@@ -20,15 +15,16 @@ int main(int argc, char** argv) {
             Section{"properties", "what prefetching and advice can do on this device",
                     run_properties},
             Section{"fault_vs_prefetch", "page faults vs prefetch vs cudaMemcpy, both ways",
-                    run_fault_vs_prefetch, true, check_size},
-            Section{"prefetch_flow", "the seed's foo(stream): prefetch, kernel, prefetch back",
-                    run_prefetch_flow, true, check_size},
+                    run_fault_vs_prefetch, Takes{size}.iters()},
+            Section{"prefetch_flow",
+                    "the Unified Memory appendix's foo(stream): prefetch, kernel, back",
+                    run_prefetch_flow, Takes{size}.iters()},
             Section{"read_mostly", "cudaMemAdviseSetReadMostly: copies on both sides",
-                    run_read_mostly, true, check_size},
+                    run_read_mostly, Takes{size}.iters()},
             Section{"preferred_location", "cudaMemAdviseSetPreferredLocation: map, not migrate",
-                    run_preferred_location, true, check_size},
-            Section{"accessed_by", "cudaMemAdviseSetAccessedBy: the seed's write/append",
-                    run_accessed_by, true, check_size},
+                    run_preferred_location, size},
+            Section{"accessed_by", "cudaMemAdviseSetAccessedBy on the appendix's write/append",
+                    run_accessed_by, Takes{size}.iters()},
             Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice",
                     run_range_attributes},
         }};

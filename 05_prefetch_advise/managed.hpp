@@ -1,5 +1,6 @@
-// Helpers shared by this chapter's sections: CUDA 13 memory locations, checked prefetch and
-// advice calls, and timed kernels that read or write a whole managed buffer.
+// Helpers shared by this chapter's sections: CUDA 13 memory locations, and timed kernels that
+// read or write a whole managed buffer. The prefetch and advice calls themselves are written out
+// in each section.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,11 +17,6 @@ inline cudaMemLocation host_location() {
     return {cudaMemLocationTypeHost, 0};
 }
 
-void prefetch(const void* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream);
-void advise(const void* data, std::size_t bytes, cudaMemoryAdvise advice, cudaMemLocation where);
-// cudaMemRangeGetAttribute for the attributes that answer with one int.
-int range_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute);
-
 struct DeviceSum {
     double ms;          // the kernel alone, from events
     std::uint64_t sum;  // what it added up
@@ -30,5 +26,3 @@ struct DeviceSum {
 DeviceSum timed_device_sum(const std::uint32_t* data, std::size_t count);
 // A kernel writes pattern(i, seed) into every element; returns its milliseconds (events).
 double timed_device_fill(std::uint32_t* data, std::size_t count, std::uint32_t seed);
-// A prefetch of the whole buffer on the default stream; returns its milliseconds (events).
-double timed_prefetch(const void* data, std::size_t bytes, cudaMemLocation to);

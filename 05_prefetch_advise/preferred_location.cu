@@ -2,6 +2,7 @@
 // It moves nothing by itself: it changes what happens on the next fault, and a prefetch still
 // overrides it.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 using tutorial::format;
@@ -22,11 +24,71 @@ std::string where(int location) {
     return "GPU " + std::to_string(location);
 }
 
+// A range attribute that answers with one int: a device ordinal, -1 for the host, -2 for none.
+int location_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
+    int location = 0;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location, attribute, data, bytes));
+    return location;
+}
+
+struct Case {
+    const char* name;
+    bool prefer;                // set a preferred location at all
+    cudaMemLocation preferred;  // where
+    bool gpu_writes_first;      // else the CPU writes the data first
+    bool prefetch_to_gpu;       // a prefetch after the advice
+    bool gpu_reads;             // else the CPU reads
+};
+
+struct Reads {
+    double gbps[2] = {};  // the first and the second full read
+    int wrong = 0;        // reads whose sum was not the data's
+    std::string preferred;
+    std::string last_prefetch;
+};
+
+// A fresh managed buffer, the case's advice and writes, then two timed full reads.
+Reads run_case(const Case& c, std::size_t count, int device) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    const std::uint32_t seed = 11;
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    if (c.prefer) {
+        CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetPreferredLocation, c.preferred));
+    }
+    if (c.gpu_writes_first) {
+        fill_on_device(data, count, seed);
+    } else {
+        fill_on_host(data, count, seed);
+    }
+    if (c.prefetch_to_gpu) {
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, nullptr));
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    Reads reads;
+    for (double& rate : reads.gbps) {
+        if (c.gpu_reads) {
+            const DeviceSum s = timed_device_sum(data, count);
+            reads.wrong += s.sum != pattern_sum(count, seed);
+            rate = tutorial::gb_per_s(bytes, s.ms);
+        } else {
+            tutorial::HostTimer timer;
+            reads.wrong += sum_on_host(data, count) != pattern_sum(count, seed);
+            rate = tutorial::gb_per_s(bytes, timer.elapsed_ms());
+        }
+    }
+    reads.preferred =
+        where(location_attribute(data, bytes, cudaMemRangeAttributePreferredLocation));
+    reads.last_prefetch =
+        where(location_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation));
+    CUDA_CHECK(cudaFree(data));
+    return reads;
+}
+
 }  // namespace
 
 tutorial::Result run_preferred_location(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20));
-    const std::size_t count = bytes / sizeof(std::uint32_t);
     const cudaMemLocation gpu = gpu_location(ctx.device);
     const cudaMemLocation host = host_location();
     std::printf(
@@ -34,23 +96,6 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "row by the processor named. If the first read migrates the pages, the second runs at\n"
         "local speed; if it maps them where they are, both run at the speed of the link.\n\n",
         tutorial::format_bytes(bytes).c_str());
-
-    tutorial::Table table({{"case"},
-                           {"1st read GB/s", tutorial::Align::right},
-                           {"2nd read GB/s", tutorial::Align::right},
-                           {"PreferredLocation"},
-                           {"LastPrefetchLocation"}});
-    int wrong = 0;
-    const std::uint32_t seed = 11;
-    const std::uint64_t expected = pattern_sum(count, seed);
-    struct Case {
-        const char* name;
-        bool prefer;                // set a preferred location at all
-        cudaMemLocation preferred;  // where
-        bool gpu_writes_first;      // else the CPU writes the data first
-        bool prefetch_to_gpu;       // a prefetch after the advice
-        bool gpu_reads;             // else the CPU reads
-    };
     const Case cases[] = {
         {"no advice, CPU writes, GPU reads", false, host, false, false, true},
         {"preferred host, CPU writes, GPU reads", true, host, false, false, true},
@@ -58,43 +103,19 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         {"no advice, GPU writes, CPU reads", false, gpu, true, false, false},
         {"preferred GPU, GPU writes, CPU reads", true, gpu, true, false, false},
     };
-    double preferred_host[2] = {};
-    double no_advice_second = 0.0;
-    for (const Case& c : cases) {
-        std::uint32_t* data = nullptr;
-        CUDA_CHECK(cudaMallocManaged(&data, bytes));
-        if (c.prefer) advise(data, bytes, cudaMemAdviseSetPreferredLocation, c.preferred);
-        if (c.gpu_writes_first) {
-            fill_on_device(data, count, seed);
-        } else {
-            fill_on_host(data, count, seed);
-        }
-        if (c.prefetch_to_gpu) {
-            prefetch(data, bytes, gpu, nullptr);
-            CUDA_CHECK(cudaDeviceSynchronize());
-        }
-        double gbps[2] = {};
-        for (double& rate : gbps) {
-            if (c.gpu_reads) {
-                const DeviceSum s = timed_device_sum(data, count);
-                wrong += s.sum != expected;
-                rate = tutorial::gb_per_s(bytes, s.ms);
-            } else {
-                tutorial::HostTimer timer;
-                wrong += sum_on_host(data, count) != expected;
-                rate = tutorial::gb_per_s(bytes, timer.elapsed_ms());
-            }
-        }
-        if (c.prefer && !c.prefetch_to_gpu && c.gpu_reads) {
-            preferred_host[0] = gbps[0];
-            preferred_host[1] = gbps[1];
-        }
-        if (!c.prefer && c.gpu_reads) no_advice_second = gbps[1];
-        table.add_row(
-            {c.name, format("%.1f", gbps[0]), format("%.1f", gbps[1]),
-             where(range_attribute(data, bytes, cudaMemRangeAttributePreferredLocation)),
-             where(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))});
-        CUDA_CHECK(cudaFree(data));
+    tutorial::Table table({{"case"},
+                           {"1st read GB/s", tutorial::Align::right},
+                           {"2nd read GB/s", tutorial::Align::right},
+                           {"PreferredLocation"},
+                           {"LastPrefetchLocation"}});
+    int wrong = 0;
+    Reads reads[std::size(cases)];
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
+        reads[i] = run_case(cases[i], bytes / sizeof(std::uint32_t), ctx.device);
+        wrong += reads[i].wrong;
+        table.add_row({cases[i].name, format("%.1f", reads[i].gbps[0]),
+                       format("%.1f", reads[i].gbps[1]), reads[i].preferred,
+                       reads[i].last_prefetch});
     }
     table.print();
     std::printf(
@@ -104,7 +125,7 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "%.1f GB/s from GPU memory. A prefetch still moved them. With the GPU preferred and\n"
         "directManagedMemAccessFromHost = %d, the CPU cannot map GPU memory, so its reads\n"
         "migrate the pages anyway: a preferred location is a policy for faults, not a pin.\n",
-        preferred_host[0], preferred_host[1], no_advice_second,
+        reads[1].gbps[0], reads[1].gbps[1], reads[0].gbps[1],  // preferred host; no advice
         tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost));
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "

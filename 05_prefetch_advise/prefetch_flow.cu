@@ -1,5 +1,6 @@
-// Section `prefetch_flow`: the seed's foo(stream). Data initialised on the CPU, prefetched to the
-// GPU, used by a kernel, prefetched back, used on the CPU: every step queued in one stream.
+// Section `prefetch_flow`: foo(stream) from the Unified Memory appendix of the CUDA Programming
+// Guide. Data initialised on the CPU, prefetched to the GPU, used by a kernel, prefetched back,
+// used on the CPU: every step queued in one stream.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
@@ -20,7 +21,11 @@ __global__ void mykernel(std::uint32_t* data, std::size_t count) {
     }
 }
 
-std::string location_name(int location) {
+// Where the last prefetch of the range was asked to go: a device ordinal, -1 for the host.
+std::string last_prefetch_location(const void* data, std::size_t bytes) {
+    int location = 0;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
+                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
     if (location == cudaCpuDeviceId) return "the host (-1)";
     if (location == cudaInvalidDeviceId) return "none (-2)";
     return "GPU " + std::to_string(location);
@@ -34,24 +39,24 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
     CUDA_CHECK(cudaMallocManaged(&data, bytes));
     fill_on_host(data, count, 9);  // init_data: execute on the CPU
     tutorial::HostTimer timer;
-    if (with_prefetches) prefetch(data, bytes, gpu_location(device), s);
+    if (with_prefetches) {
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, s));
+    }
     if (narrate) {
         std::printf(
             "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms;\n"
             "  cudaStreamQuery then says %s; last prefetch location: %s\n",
             device, timer.elapsed_ms(), cudaGetErrorName(cudaStreamQuery(s)),
-            location_name(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))
-                .c_str());
+            last_prefetch_location(data, bytes).c_str());
     }
     mykernel<<<1024, 256, 0, s>>>(data, count);
     CUDA_CHECK_LAUNCH();
-    if (with_prefetches) prefetch(data, bytes, host_location(), s);
+    if (with_prefetches) CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, s));
     if (narrate) {
         std::printf(
             "  queued the kernel and the prefetch to the host; last prefetch location: "
             "%s,\n  although the data may not have moved yet\n",
-            location_name(range_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation))
-                .c_str());
+            last_prefetch_location(data, bytes).c_str());
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
     for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern(i, 9) * 2 + 1;  // use_data

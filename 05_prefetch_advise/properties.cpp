@@ -1,27 +1,31 @@
 // Section `properties`: what prefetching and advice can do on this device.
 #include "common/check.hpp"
-#include "common/report.hpp"
+#include "common/device.hpp"
 #include "sections.hpp"
 
-using tutorial::device_attribute;
-
 tutorial::Result run_properties(tutorial::Context& ctx) {
+    // cudaDeviceGetAttribute reads one property at a time, as an int.
+    const auto attribute = [&](cudaDeviceAttr which) {
+        int value = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
+        return value;
+    };
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
     const std::vector<tutorial::DeviceFact> facts = {
-        {"managedMemory", prop.managedMemory,
-         device_attribute(ctx.device, cudaDevAttrManagedMemory), "cudaMallocManaged works"},
+        {"managedMemory", prop.managedMemory, attribute(cudaDevAttrManagedMemory),
+         "cudaMallocManaged works"},
         {"concurrentManagedAccess", prop.concurrentManagedAccess,
-         device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess),
+         attribute(cudaDevAttrConcurrentManagedAccess),
          "pages migrate on demand, so prefetching to the GPU pays off"},
         {"pageableMemoryAccess", prop.pageableMemoryAccess,
-         device_attribute(ctx.device, cudaDevAttrPageableMemoryAccess),
+         attribute(cudaDevAttrPageableMemoryAccess),
          "advice and prefetch also apply to malloc memory"},
         {"directManagedMemAccessFromHost", prop.directManagedMemAccessFromHost,
-         device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost),
+         attribute(cudaDevAttrDirectManagedMemAccessFromHost),
          "0: a CPU read of GPU-resident pages faults them back to the host"},
         {"hostNativeAtomicSupported", prop.hostNativeAtomicSupported,
-         device_attribute(ctx.device, cudaDevAttrHostNativeAtomicSupported),
+         attribute(cudaDevAttrHostNativeAtomicSupported),
          "AccessedBy mappings to host memory keep atomics native"},
     };
     return tutorial::check_device_facts(ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts);

@@ -22,8 +22,17 @@ struct LoopTimes {
     int wrong;
 };
 
-// The seed's loop: the CPU writes in the outer loop, prefetches go to every device, and in the
-// inner loop kernels read the data, with the CPU also reading it between launches.
+// What cudaMemRangeGetAttribute says about the advice: 1 while ReadMostly is set on the range.
+int read_mostly_attribute(const void* data, std::size_t bytes) {
+    int value = 0;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, data,
+                                        bytes));
+    return value;
+}
+
+// The Unified Memory appendix's loop: the CPU writes in the outer loop, prefetches go to every
+// device, and in the inner loop kernels read the data, with the CPU also reading it between
+// launches.
 LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<int>& devices,
                     int outer, int inner) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
@@ -34,7 +43,9 @@ LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<in
         const std::uint32_t seed = 100 + o;
         fill_on_host(data, count, seed);  // the CPU writes the data
         // With ReadMostly these make read-only copies on each device instead of moving the data.
-        for (int device : devices) prefetch(data, bytes, gpu_location(device), nullptr);
+        for (int device : devices) {
+            CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, nullptr));
+        }
         CUDA_CHECK(cudaDeviceSynchronize());
         const std::uint64_t expected = pattern_sum(count, seed);
         for (int i = 0; i < inner; ++i) {
@@ -79,18 +90,19 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     wrong += without.wrong;
     table.add_row({"none", format("%.3f", without.kernel_ms), format("%.3f", without.cpu_ms),
                    format("%.1f", tutorial::gb_per_s(bytes, without.kernel_ms)),
-                   format("%d", range_attribute(plain, bytes, cudaMemRangeAttributeReadMostly))});
+                   format("%d", read_mostly_attribute(plain, bytes))});
     CUDA_CHECK(cudaFree(plain));
 
     std::uint32_t* shared = nullptr;
     CUDA_CHECK(cudaMallocManaged(&shared, bytes));
-    advise(shared, bytes, cudaMemAdviseSetReadMostly, gpu_location(ctx.device));  // id ignored
+    // The location is ignored for ReadMostly: the advice is about the range, not a device.
+    CUDA_CHECK(cudaMemAdvise(shared, bytes, cudaMemAdviseSetReadMostly, gpu_location(ctx.device)));
     const LoopTimes with = read_loop(shared, count, devices, outer, inner);
     wrong += with.wrong;
     table.add_row({"cudaMemAdviseSetReadMostly", format("%.3f", with.kernel_ms),
                    format("%.3f", with.cpu_ms),
                    format("%.1f", tutorial::gb_per_s(bytes, with.kernel_ms)),
-                   format("%d", range_attribute(shared, bytes, cudaMemRangeAttributeReadMostly))});
+                   format("%d", read_mostly_attribute(shared, bytes))});
     table.print();
 
     // A write: the CPU rewrites the whole buffer, which invalidates the GPU's copies.
@@ -108,8 +120,7 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
         "a kernel read took %.3f ms before the write, %.3f ms right after it (the pages fault\n"
         "back in and are duplicated again), %.3f ms the time after. The ReadMostly attribute\n"
         "is still %d: the advice stays, only the copies were dropped.\n",
-        write_ms, before_ms, after.ms, again.ms,
-        range_attribute(shared, bytes, cudaMemRangeAttributeReadMostly));
+        write_ms, before_ms, after.ms, again.ms, read_mostly_attribute(shared, bytes));
     CUDA_CHECK(cudaFree(shared));
     std::printf(
         "\nWithout the advice every kernel has to fault the pages over from the CPU and every\n"

@@ -14,7 +14,18 @@
 #include <string>
 #include <vector>
 
-using namespace tutorial;
+using tutorial::ChildResult;
+using tutorial::format;
+using tutorial::print_child_output;
+using tutorial::run_child;
+using tutorial::vmm_create;
+using tutorial::vmm_free;
+using tutorial::vmm_granularity;
+using tutorial::vmm_map;
+using tutorial::vmm_properties;
+using tutorial::vmm_release;
+using tutorial::vmm_reserve;
+using tutorial::vmm_unmap;
 
 namespace {
 
@@ -39,6 +50,16 @@ std::string access_of(CUdeviceptr address, int device) {
     unsigned long long flags = 0;
     CU_CHECK(cuMemGetAccess(&flags, &location, address));
     return access_name(flags);
+}
+
+// Grants `device` the access `flags` to the range: a mapping alone grants nothing.
+void set_access(CUdeviceptr address, std::size_t bytes, int device, CUmemAccess_flags flags) {
+    static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device;
+    access.flags = flags;  // PROT_NONE, PROT_READ or PROT_READWRITE
+    CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
 }
 
 // Creates one granule of memory and maps it; the caller decides about access.
@@ -75,9 +96,9 @@ int child_read_only(const std::vector<std::string>& args) {
     auto* data = reinterpret_cast<std::uint32_t*>(address);
     const std::size_t count = bytes / 4;
     // Fill it while it is still writable, then take the write permission away.
-    vmm_set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     fill_on_device(data, count, 6);
-    vmm_set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READ);
+    set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READ);
     const std::uint64_t total = sum_on_device(data, count);
     std::printf(
         "cuMemSetAccess(PROT_READ): cuMemGetAccess says %s; a kernel read all %zu values: "
@@ -92,7 +113,9 @@ int child_read_only(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_access_control(tutorial::Context& ctx) {
-    if (!vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
+    if (!tutorial::vmm_supported(ctx.device)) {
+        return ctx.skip("VMM is not supported on this device");
+    }
     const std::vector<std::string> device = {std::to_string(ctx.device)};
     int as_documented = 0;
 
@@ -116,7 +139,7 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
     std::printf("\n3. Read-write access, here:\n");
     std::size_t bytes = 0;
     const CUdeviceptr address = mapped_granule(ctx.device, bytes);
-    vmm_set_access(address, bytes, ctx.device);
+    set_access(address, bytes, ctx.device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     const std::string full = access_of(address, ctx.device);
     auto* data = reinterpret_cast<std::uint32_t*>(address);
     fill_on_device(data, bytes / 4, 8);

@@ -1,6 +1,11 @@
 // Section `basics`: the VMM steps one at a time. Physical memory and addresses are created
 // separately, joined by a mapping, and made usable by an access grant.
+//
+// The cu* names below are local variables that hold the driver's functions, looked up through
+// the runtime (common/driver.hpp says why); each has the name and type of the function in
+// <cuda.h>, so the calls read exactly as in the driver API documentation.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
@@ -10,70 +15,113 @@
 #include <cstdint>
 #include <cstdio>
 
-using namespace tutorial;
+using tutorial::format_bytes;
 
-tutorial::Result run_basics(tutorial::Context& ctx) {
-    if (!vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
-    const std::size_t granularity = vmm_granularity(ctx.device);
-    const std::size_t wanted = ctx.size_or(ctx.quick() ? (3 << 20) : (300 << 20)) + 1;
-    const std::size_t bytes = round_up(wanted, granularity);
-    const std::size_t count = bytes / sizeof(std::uint32_t);
-    const std::size_t free_before = free_device_memory();
+namespace {
 
+struct Mapping {
+    CUmemAllocationProp prop;  // what kind of physical memory
+    std::size_t granularity;   // sizes and offsets come in multiples of this
+    std::size_t bytes;
+    CUmemGenericAllocationHandle memory;  // the physical memory
+    CUdeviceptr address;                  // the addresses it is mapped at
+};
+
+// Steps 1 to 4: physical memory, a range of addresses, the mapping, the access grant.
+Mapping create_and_map(int device, std::size_t wanted) {
+    const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
+    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
+    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
+    const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
+    Mapping m{};
+    m.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;  // device memory that is never paged out
+    m.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    m.prop.location.id = device;
+    m.prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;  // not shared with other processes
+    CU_CHECK(
+        cuMemGetAllocationGranularity(&m.granularity, &m.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    m.bytes = tutorial::round_up(wanted, m.granularity);
+    CU_CHECK(cuMemCreate(&m.memory, m.bytes, &m.prop, 0));  // flags: 0, the only value
     std::printf("1. cuMemCreate: %zu bytes wanted, rounded up to %s (granularity %s).\n", wanted,
-                format_bytes(bytes).c_str(), format_bytes(granularity).c_str());
-    const CUmemAllocationProp prop = vmm_properties(ctx.device);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
+                format_bytes(m.bytes).c_str(), format_bytes(m.granularity).c_str());
 
-    const CUdeviceptr address = vmm_reserve(bytes, 0);
+    // Alignment 0 (the granularity), no preferred address (0), flags 0.
+    CU_CHECK(cuMemAddressReserve(&m.address, m.bytes, 0, 0, 0));
     std::printf("2. cuMemAddressReserve: %s of addresses at 0x%llx, no memory behind them yet.\n",
-                format_bytes(bytes).c_str(), static_cast<unsigned long long>(address));
-    vmm_map(address, bytes, memory);
+                format_bytes(m.bytes).c_str(), static_cast<unsigned long long>(m.address));
+    CU_CHECK(cuMemMap(m.address, m.bytes, 0, m.memory, 0));  // from offset 0 of the memory
     std::printf("3. cuMemMap: the physical memory now sits behind those addresses.\n");
-    vmm_set_access(address, bytes, ctx.device);
-    std::printf("4. cuMemSetAccess: device %d may read and write the range.\n", ctx.device);
 
-    // The mapping holds its own reference to the physical memory, so the handle can go now;
-    // the memory is freed when the last mapping of it is removed.
-    vmm_release(memory);
-    std::printf("5. cuMemRelease right away: legal, the mapping keeps the memory alive.\n");
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;  // who gets access: this device
+    access.location.id = device;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU_CHECK(cuMemSetAccess(m.address, m.bytes, &access, 1));  // one descriptor
+    std::printf("4. cuMemSetAccess: device %d may read and write the range.\n", device);
+    return m;
+}
 
-    auto* data = reinterpret_cast<std::uint32_t*>(address);
-    fill_on_device(data, count, 77);
-    const std::size_t wrong = mismatches_on_device(data, count, 77);
-    std::printf("6. A kernel filled the range and another checked it: %zu of %zu values wrong.\n",
-                wrong, count);
-
-    // The handle can be had back from any mapped address.
+// Step 7: the handle can be had back from any mapped address. True if it describes the same
+// kind of memory as the one created.
+bool retained_handle_matches(const Mapping& m) {
     const auto cuMemRetainAllocationHandle = DRIVER_FUNCTION(cuMemRetainAllocationHandle);
     const auto cuMemGetAllocationPropertiesFromHandle =
         DRIVER_FUNCTION(cuMemGetAllocationPropertiesFromHandle);
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
     CUmemGenericAllocationHandle retained = 0;
-    CU_CHECK(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(address + bytes / 2)));
+    CU_CHECK(
+        cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(m.address + m.bytes / 2)));
     CUmemAllocationProp readback{};
     CU_CHECK(cuMemGetAllocationPropertiesFromHandle(&readback, retained));
-    vmm_release(retained);  // retaining took a reference, so it is released like any handle
-    const bool same_properties = readback.type == prop.type &&
-                                 readback.location.type == prop.location.type &&
-                                 readback.location.id == prop.location.id;
+    CU_CHECK(cuMemRelease(retained));  // retaining took a reference: released like any handle
     std::printf(
         "7. cuMemRetainAllocationHandle on an address in the middle of the range, then\n"
         "   cuMemGetAllocationPropertiesFromHandle: type %s, location device %d, handle types "
         "0x%x.\n",
         readback.type == CU_MEM_ALLOCATION_TYPE_PINNED ? "PINNED" : "other", readback.location.id,
         static_cast<unsigned>(readback.requestedHandleTypes));
+    return readback.type == m.prop.type && readback.location.type == m.prop.location.type &&
+           readback.location.id == m.prop.location.id;
+}
 
-    const std::size_t free_mapped = free_device_memory();
-    vmm_unmap(address, bytes);  // the last mapping goes: the physical memory is freed
-    vmm_free(address, bytes);   // and the addresses are given back
-    const std::size_t free_after = free_device_memory();
+}  // namespace
+
+tutorial::Result run_basics(tutorial::Context& ctx) {
+    if (!tutorial::vmm_supported(ctx.device)) {
+        return ctx.skip("VMM is not supported on this device");
+    }
+    const std::size_t wanted = ctx.size_or(ctx.quick() ? (3 << 20) : (300 << 20)) + 1;
+    const std::size_t free_before = tutorial::free_device_memory();
+    const Mapping m = create_and_map(ctx.device, wanted);
+
+    // The mapping holds its own reference to the physical memory, so the handle can go now;
+    // the memory is freed when the last mapping of it is removed.
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
+    CU_CHECK(cuMemRelease(m.memory));
+    std::printf("5. cuMemRelease right away: legal, the mapping keeps the memory alive.\n");
+
+    auto* data = reinterpret_cast<std::uint32_t*>(m.address);
+    const std::size_t count = m.bytes / sizeof(std::uint32_t);
+    fill_on_device(data, count, 77);
+    const std::size_t wrong = mismatches_on_device(data, count, 77);
+    std::printf("6. A kernel filled the range and another checked it: %zu of %zu values wrong.\n",
+                wrong, count);
+    const bool same_properties = retained_handle_matches(m);
+
+    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
+    const std::size_t free_mapped = tutorial::free_device_memory();
+    CU_CHECK(cuMemUnmap(m.address, m.bytes));        // the last mapping goes: the memory is freed
+    CU_CHECK(cuMemAddressFree(m.address, m.bytes));  // and the addresses are given back
+    const std::size_t free_after = tutorial::free_device_memory();
     std::printf(
         "8. cuMemUnmap, then cuMemAddressFree. Free device memory: %s before, %s while\n"
         "   mapped, %s after.\n",
         format_bytes(free_before).c_str(), format_bytes(free_mapped).c_str(),
         format_bytes(free_after).c_str());
-    const bool memory_used = free_before - free_mapped >= bytes;
-    const bool memory_back = free_after + granularity >= free_before;
+    const bool memory_used = free_before - free_mapped >= m.bytes;
+    const bool memory_back = free_after + m.granularity >= free_before;
     return ctx.verdict(wrong == 0 && same_properties && memory_used && memory_back,
                        "the mapped range held the kernel's data, the retained handle described "
                        "the same allocation, and unmapping gave the memory back");

@@ -1,6 +1,7 @@
 // Section `compression`: ask cuMemCreate for compressible memory, check what was granted, and
 // measure streaming kernels over it with very compressible and incompressible data.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
@@ -11,7 +12,20 @@
 #include <cstdint>
 #include <cstdio>
 
-using namespace tutorial;
+using tutorial::Align;
+using tutorial::EventTimer;
+using tutorial::format;
+using tutorial::format_bytes;
+using tutorial::gb_per_s;
+using tutorial::median_ms;
+using tutorial::round_up;
+using tutorial::Table;
+using tutorial::vmm_free;
+using tutorial::vmm_map;
+using tutorial::vmm_release;
+using tutorial::vmm_reserve;
+using tutorial::vmm_set_access;
+using tutorial::vmm_unmap;
 
 namespace {
 
@@ -28,11 +42,34 @@ struct Region {
     bool compressed;  // what the driver says it granted
 };
 
+// Device memory on `device`; with `compressible`, a request for compression that the driver may
+// grant or not (it says which in the properties it reports back for the handle).
+CUmemAllocationProp properties(int device, bool compressible) {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.allocFlags.compressionType =
+        compressible ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE;
+    return prop;
+}
+
+// The granularity depends on the properties: asked for the compressible ones, it suits both.
+std::size_t granularity(const CUmemAllocationProp& prop) {
+    static const auto cuMemGetAllocationGranularity =
+        DRIVER_FUNCTION(cuMemGetAllocationGranularity);
+    std::size_t bytes = 0;
+    CU_CHECK(cuMemGetAllocationGranularity(&bytes, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    return bytes;
+}
+
 Region make_region(int device, std::size_t bytes, bool compressible) {
-    const CUmemAllocationProp prop = vmm_properties(device, CU_MEM_HANDLE_TYPE_NONE, compressible);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
+    static const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     static const auto cuMemGetAllocationPropertiesFromHandle =
         DRIVER_FUNCTION(cuMemGetAllocationPropertiesFromHandle);
+    const CUmemAllocationProp prop = properties(device, compressible);
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemCreate(&memory, bytes, &prop, 0));
     CUmemAllocationProp granted{};
     CU_CHECK(cuMemGetAllocationPropertiesFromHandle(&granted, memory));
     const CUdeviceptr address = vmm_reserve(bytes, 0);
@@ -50,12 +87,15 @@ void free_region(const Region& region) {
 }  // namespace
 
 tutorial::Result run_compression(tutorial::Context& ctx) {
-    if (!vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
-    if (driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) != 1) {
+    if (!tutorial::vmm_supported(ctx.device)) {
+        return ctx.skip("VMM is not supported on this device");
+    }
+    if (tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) !=
+        1) {
         return ctx.skip("GENERIC_COMPRESSION_SUPPORTED is 0 on this device");
     }
-    const std::size_t bytes =
-        round_up(ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30)), vmm_granularity(ctx.device));
+    const std::size_t bytes = round_up(ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30)),
+                                       granularity(properties(ctx.device, true)));
     const std::size_t count = bytes / 4;
     const int runs = ctx.iters_or(ctx.quick() ? 3 : 10);
     std::printf(

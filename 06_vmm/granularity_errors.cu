@@ -14,7 +14,20 @@
 #include <string>
 #include <vector>
 
-using namespace tutorial;
+using tutorial::ChildResult;
+using tutorial::format_bytes;
+using tutorial::print_child_output;
+using tutorial::round_up;
+using tutorial::run_child;
+using tutorial::vmm_create;
+using tutorial::vmm_free;
+using tutorial::vmm_granularity;
+using tutorial::vmm_map;
+using tutorial::vmm_properties;
+using tutorial::vmm_release;
+using tutorial::vmm_reserve;
+using tutorial::vmm_set_access;
+using tutorial::vmm_unmap;
 
 namespace {
 
@@ -65,7 +78,9 @@ int child_misaligned_calls(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
-    if (!vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
+    if (!tutorial::vmm_supported(ctx.device)) {
+        return ctx.skip("VMM is not supported on this device");
+    }
     const std::size_t g = vmm_granularity(ctx.device);
     std::printf("Granularity: %s. Calls that break it, in a child process:\n",
                 format_bytes(g).c_str());

@@ -2,32 +2,26 @@
 #include "common/cli.hpp"
 #include "sections.hpp"
 
-namespace {
-
-std::string check_size(const tutorial::Options& options) {
-    return tutorial::check_size_limits(options, 1, std::size_t{4} << 30);
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+    using tutorial::GiB;
     using tutorial::Section;
+    using tutorial::Takes;
     const tutorial::Chapter chapter{
         "06_vmm",
         "Virtual memory management: create, reserve, map, access, grow, alias",
         {
             Section{"support", "VMM attributes and the allocation granularity", run_support},
-            Section{"basics", "create, reserve, map, access, use, tear down", run_basics, true,
-                    check_size},
+            Section{"basics", "create, reserve, map, access, use, tear down", run_basics,
+                    Takes{}.size(1, 4 * GiB)},
             Section{"growable", "realloc for device memory: map more, copy nothing", run_growable},
-            Section{"aliasing", "one allocation at two addresses; the seed's foo1/foo2",
+            Section{"aliasing", "one allocation at two addresses; the appendix's foo1/foo2",
                     run_aliasing},
             Section{"access_control", "no access, read-only, read-write (fault)",
                     run_access_control},
             Section{"granularity_errors", "misaligned sizes, addresses, offsets; round_up",
                     run_granularity_errors},
-            Section{"compression", "compressible memory: granted? faster?", run_compression, true,
-                    check_size},
+            Section{"compression", "compressible memory: granted? faster?", run_compression,
+                    Takes{}.size(1, 4 * GiB).iters()},
         },
         {
             {"no_access", child_no_access},

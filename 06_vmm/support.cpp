@@ -1,66 +1,89 @@
 // Section `support`: can this device do virtual memory management, and at what granularity?
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 
-using tutorial::device_attribute;
-using tutorial::driver_attribute;
-using tutorial::format;
+#include <cstdio>
+
+using tutorial::format_bytes;
+
+namespace {
+
+// An attribute through the driver API, which names the device by its CUdevice handle.
+int driver_value(CUdevice device, CUdevice_attribute attribute) {
+    const auto cuDeviceGetAttribute = DRIVER_FUNCTION(cuDeviceGetAttribute);
+    int value = 0;
+    CU_CHECK(cuDeviceGetAttribute(&value, attribute, device));
+    return value;
+}
+
+// The same through the runtime, which names it by its ordinal.
+int runtime_value(int device, cudaDeviceAttr attribute) {
+    int value = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+    return value;
+}
+
+// Physical allocations and mappings come in multiples of the granularity, which depends on the
+// kind of memory asked for: here plain device memory on `device`.
+void add_granularity_rows(tutorial::Table& table, int device) {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
+    std::size_t minimum = 0;
+    std::size_t recommended = 0;
+    CU_CHECK(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CU_CHECK(
+        cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    table.add_row({"(granularity, minimum)", format_bytes(minimum),
+                   "sizes and offsets for cuMemCreate/cuMemMap are multiples of this"});
+    table.add_row(
+        {"(granularity, recommended)", format_bytes(recommended), "the size that performs best"});
+}
+
+}  // namespace
 
 tutorial::Result run_support(tutorial::Context& ctx) {
+    const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
+    CUdevice device = 0;
+    CU_CHECK(cuDeviceGet(&device, ctx.device));  // the driver's handle for runtime device N
+    const auto driver = [&](CUdevice_attribute attribute) {
+        return std::to_string(driver_value(device, attribute));
+    };
+
     // The VMM attributes exist only in the driver API.
     std::printf("Attributes only the driver API knows:\n");
-    const int vmm =
-        driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
+    const int vmm = driver_value(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
     tutorial::Table vmm_table(
         {{"CU_DEVICE_ATTRIBUTE_..."}, {"value", tutorial::Align::right}, {"what it means here"}});
     vmm_table.add_row({"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", std::to_string(vmm),
                        "cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess work"});
-    vmm_table.add_row(
-        {"HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
-         std::to_string(driver_attribute(
-             ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)),
-         "allocations can be exported as file descriptors (chapter 07)"});
+    vmm_table.add_row({"HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
+                       driver(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED),
+                       "allocations can be exported as file descriptors (chapter 07)"});
     vmm_table.add_row({"GENERIC_COMPRESSION_SUPPORTED",
-                       std::to_string(driver_attribute(
-                           ctx.device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED)),
+                       driver(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED),
                        "cuMemCreate may ask for compressible memory"});
-    vmm_table.add_row(
-        {"GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
-         std::to_string(driver_attribute(
-             ctx.device, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED)),
-         "network cards may read and write VMM allocations directly"});
-
-    // Physical allocations and mappings come in multiples of the granularity.
-    if (vmm) {
-        CUmemAllocationProp prop{};
-        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        prop.location.id = ctx.device;
-        const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
-        std::size_t minimum = 0;
-        std::size_t recommended = 0;
-        CU_CHECK(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-        CU_CHECK(cuMemGetAllocationGranularity(&recommended, &prop,
-                                               CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
-        vmm_table.add_row({"(granularity, minimum)", tutorial::format_bytes(minimum),
-                           "sizes and offsets for cuMemCreate/cuMemMap are multiples of this"});
-        vmm_table.add_row({"(granularity, recommended)", tutorial::format_bytes(recommended),
-                           "the size that performs best"});
-    }
+    vmm_table.add_row({"GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
+                       driver(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED),
+                       "network cards may read and write VMM allocations directly"});
+    if (vmm) add_granularity_rows(vmm_table, ctx.device);
     vmm_table.print();
-    std::printf("\nAttributes both APIs know:\n");
 
+    std::printf("\nAttributes both APIs know:\n");
     const std::vector<tutorial::DeviceFact> facts = {
-        {"unifiedAddressing", device_attribute(ctx.device, cudaDevAttrUnifiedAddressing),
-         driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
+        {"unifiedAddressing", runtime_value(ctx.device, cudaDevAttrUnifiedAddressing),
+         driver_value(device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
          "a VMM range is an ordinary device address, usable in kernels"},
-        {"memoryPoolsSupported", device_attribute(ctx.device, cudaDevAttrMemoryPoolsSupported),
-         driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
+        {"memoryPoolsSupported", runtime_value(ctx.device, cudaDevAttrMemoryPoolsSupported),
+         driver_value(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
          "cudaMallocAsync pools, built on the same machinery"},
-        {"gpuDirectRDMASupported", device_attribute(ctx.device, cudaDevAttrGPUDirectRDMASupported),
-         driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED),
+        {"gpuDirectRDMASupported", runtime_value(ctx.device, cudaDevAttrGPUDirectRDMASupported),
+         driver_value(device, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED),
          "GPUDirect RDMA in general"},
     };
     return tutorial::check_device_facts(

@@ -15,7 +15,11 @@
 #include <memory>
 #include <vector>
 
-using namespace tutorial;
+using tutorial::ChildProcess;
+using tutorial::ChildResult;
+using tutorial::format;
+using tutorial::HostTimer;
+using tutorial::median;
 
 namespace {
 
@@ -75,31 +79,27 @@ int child_bench_pipe(const std::vector<std::string>& args) {
     return 0;
 }
 
-tutorial::Result run_bench(tutorial::Context& ctx) {
-    const int workers = ctx.workers_or(ctx.quick() ? 2 : 4);
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20));
-    const std::size_t count = bytes / 4;
-    const std::uint64_t expected = pattern_sum(count, bench_seed);
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMalloc(&data, bytes));
-    fill_on_device(data, count, bench_seed);
-    std::printf("%s of data on the GPU, wanted by %d worker processes.\n\n",
-                format_bytes(bytes).c_str(), workers);
+namespace {
 
-    // IPC: every worker opens the master's memory and reads it in place.
+struct ByIpc {
+    double wall_ms = 0.0;  // from starting the workers to the last one's end
+    std::vector<double> open_ms, close_ms, read_gbps;
+    int correct = 0;  // workers whose sum was right
+};
+
+// Every worker opens the master's memory through its IPC handle and reads it in place.
+ByIpc share_by_ipc(std::uint32_t* data, std::size_t count, int workers, int device,
+                   std::uint64_t expected) {
+    ByIpc result;
     cudaIpcMemHandle_t handle{};
     CUDA_CHECK(cudaIpcGetMemHandle(&handle, data));
     HostTimer timer;
     std::vector<std::unique_ptr<ChildProcess>> children;
     for (int w = 0; w < workers; ++w) {
         children.push_back(std::make_unique<ChildProcess>(
-            "bench_ipc", std::vector<std::string>{std::to_string(ctx.device)}));
+            "bench_ipc", std::vector<std::string>{std::to_string(device)}));
         children.back()->send(to_hex(&handle, sizeof handle) + " " + std::to_string(count) + "\n");
     }
-    std::vector<double> opens;
-    std::vector<double> closes;
-    std::vector<double> reads;
-    int correct = 0;
     for (auto& child : children) {
         const ChildResult r = child->wait(120.0);
         double open_ms = 0, close_ms = 0, read_gbps = 0;
@@ -108,27 +108,32 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
         if (r.succeeded() && at != std::string::npos &&
             std::sscanf(r.output.c_str() + at, "open_ms %lf close_ms %lf read_gbps %lf sum %llu",
                         &open_ms, &close_ms, &read_gbps, &sum) == 4) {
-            opens.push_back(open_ms);
-            closes.push_back(close_ms);
-            reads.push_back(read_gbps);
-            correct += sum == expected;
+            result.open_ms.push_back(open_ms);
+            result.close_ms.push_back(close_ms);
+            result.read_gbps.push_back(read_gbps);
+            result.correct += sum == expected;
         } else {
-            print_child_output(r);
+            tutorial::print_child_output(r);
         }
     }
-    const double ipc_ms = timer.elapsed_ms();
-    children.clear();
+    result.wall_ms = timer.elapsed_ms();
+    return result;
+}
 
-    // The alternative: copy to the host once, push the bytes through each worker's pipe, and let
-    // each upload its own copy.
-    timer.restart();
+// The alternative: copy to the host once, push the bytes through each worker's pipe, and let
+// each upload its own copy. Returns the wall time; counts the workers whose sum was right.
+double share_by_pipe(const std::uint32_t* data, std::size_t count, int workers, int device,
+                     std::uint64_t expected, int& correct) {
+    HostTimer timer;
+    const std::size_t bytes = count * sizeof *data;
     std::uint32_t* host = nullptr;
     CUDA_CHECK(cudaMallocHost(&host, bytes));
     CUDA_CHECK(cudaMemcpy(host, data, bytes, cudaMemcpyDeviceToHost));
     const std::string payload(reinterpret_cast<const char*>(host), bytes);
+    std::vector<std::unique_ptr<ChildProcess>> children;
     for (int w = 0; w < workers; ++w) {
         children.push_back(std::make_unique<ChildProcess>(
-            "bench_pipe", std::vector<std::string>{std::to_string(ctx.device)}));
+            "bench_pipe", std::vector<std::string>{std::to_string(device)}));
     }
     for (auto& child : children) {
         child->send(std::to_string(count) + "\n", 60.0);
@@ -143,24 +148,43 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
             std::sscanf(r.output.c_str() + at, "sum %llu", &sum) == 1) {
             correct += sum == expected;
         } else {
-            print_child_output(r);
+            tutorial::print_child_output(r);
         }
     }
-    const double pipe_ms = timer.elapsed_ms();
+    const double ms = timer.elapsed_ms();
     CUDA_CHECK(cudaFreeHost(host));
+    return ms;
+}
 
+}  // namespace
+
+tutorial::Result run_bench(tutorial::Context& ctx) {
+    const int workers = ctx.workers_or(ctx.quick() ? 2 : 4);
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20));
+    const std::size_t count = bytes / 4;
+    const std::uint64_t expected = pattern_sum(count, bench_seed);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMalloc(&data, bytes));
+    fill_on_device(data, count, bench_seed);
+    std::printf("%s of data on the GPU, wanted by %d worker processes.\n\n",
+                tutorial::format_bytes(bytes).c_str(), workers);
+    const ByIpc ipc = share_by_ipc(data, count, workers, ctx.device, expected);
+    int correct = ipc.correct;
+    const double pipe_ms = share_by_pipe(data, count, workers, ctx.device, expected, correct);
     // For comparison: the master reading its own memory.
     correct += sum_on_device(data, count) == expected;
     const double own_gbps = read_gbps(data, count, 5);
     CUDA_CHECK(cudaFree(data));
 
-    Table table({{"measure"}, {"value", Align::right}});
-    table.add_row({format("all %d workers done, IPC (ms, wall)", workers), format("%.1f", ipc_ms)});
+    tutorial::Table table({{"measure"}, {"value", tutorial::Align::right}});
+    table.add_row(
+        {format("all %d workers done, IPC (ms, wall)", workers), format("%.1f", ipc.wall_ms)});
     table.add_row({format("all %d workers done, pipe + upload (ms, wall)", workers),
                    format("%.1f", pipe_ms)});
-    table.add_row({"cudaIpcOpenMemHandle, median (ms)", format("%.3f", median(opens))});
-    table.add_row({"cudaIpcCloseMemHandle, median (ms)", format("%.3f", median(closes))});
-    table.add_row({"a worker reading the opened memory (GB/s)", format("%.0f", median(reads))});
+    table.add_row({"cudaIpcOpenMemHandle, median (ms)", format("%.3f", median(ipc.open_ms))});
+    table.add_row({"cudaIpcCloseMemHandle, median (ms)", format("%.3f", median(ipc.close_ms))});
+    table.add_row(
+        {"a worker reading the opened memory (GB/s)", format("%.0f", median(ipc.read_gbps))});
     table.add_row({"the master reading its own memory (GB/s)", format("%.0f", own_gbps)});
     table.print();
     std::printf(

@@ -53,36 +53,12 @@ __global__ void transform_kernel(const std::uint32_t* input, std::uint32_t* resu
     }
 }
 
-__global__ void wrong_results_kernel(const std::uint32_t* result, std::size_t offset,
-                                     std::size_t count, std::uint32_t seed,
-                                     unsigned long long* wrong) {
-    unsigned long long local = 0;
-    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        local += result[offset + i] != 2 * pattern(offset + i, seed) + 1;
-    }
-    if (local != 0) atomicAdd(wrong, local);
-}
-
 }  // namespace
 
 void transform(const std::uint32_t* input, std::uint32_t* result, std::size_t count,
                cudaStream_t stream) {
     transform_kernel<<<512, 256, 0, stream>>>(input, result, count);
     CUDA_CHECK_LAUNCH();
-}
-
-std::size_t wrong_results(const std::uint32_t* result, std::size_t offset, std::size_t count,
-                          std::uint32_t seed) {
-    unsigned long long* wrong = nullptr;
-    CUDA_CHECK(cudaMalloc(&wrong, sizeof *wrong));
-    CUDA_CHECK(cudaMemset(wrong, 0, sizeof *wrong));
-    wrong_results_kernel<<<512, 256>>>(result, offset, count, seed, wrong);
-    CUDA_CHECK_LAUNCH();
-    unsigned long long value = 0;
-    CUDA_CHECK(cudaMemcpy(&value, wrong, sizeof value, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(wrong));
-    return static_cast<std::size_t>(value);
 }
 
 std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t seed) {

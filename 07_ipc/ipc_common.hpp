@@ -23,12 +23,10 @@ struct SliceTask {
 std::string encode(const SliceTask& task);  // one line, without the newline
 bool decode(const std::string& line, SliceTask& task);
 
-// result[i] = 2 * input[i] + 1 over `count` elements (queued on `stream`).
+// result[i] = 2 * input[i] + 1 over `count` elements (queued on `stream`). Check the result with
+// mismatches_on_device(result, count, seed, {2, 1}) from common/patterns.hpp.
 void transform(const std::uint32_t* input, std::uint32_t* result, std::size_t count,
                cudaStream_t stream);
-// Elements of result[offset, offset + count) that are not 2 * pattern(i, seed) + 1 (a kernel).
-std::size_t wrong_results(const std::uint32_t* result, std::size_t offset, std::size_t count,
-                          std::uint32_t seed);
 // The sum of pattern(i, seed) for i in [offset, offset + count), from the formula.
 std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t seed);
 // The read bandwidth of common's sum kernel alone: events around the kernel, 1 warm-up, median of

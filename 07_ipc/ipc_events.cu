@@ -1,6 +1,7 @@
 // Section `ipc_events`: a producer/consumer pipeline across processes. The master produces each
 // batch on its GPU stream and records an interprocess event; the worker's stream waits on that
 // event before consuming, so it never reads a batch early.
+#include "channel.hpp"
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
@@ -14,23 +15,14 @@
 #include <iostream>
 #include <sstream>
 
-using namespace tutorial;
+using tutorial::Align;
+using tutorial::ChildProcess;
+using tutorial::ChildResult;
+using tutorial::format;
 
-namespace {
-
-__global__ void sum_into(const std::uint32_t* data, std::size_t count, unsigned long long* sum) {
-    unsigned long long local = 0;
-    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        local += data[i];
-    }
-    atomicAdd(sum, local);
-}
-
-}  // namespace
-
-// Child role: the consumer. First line: memory handle, event handle, count. Then one line per
-// batch; for each, its stream waits on the master's event and then sums the buffer.
+// Child role: the consumer. First line on stdin: memory handle, event handle, count. Then one
+// line per batch; for each, its stream waits on the master's event and then sums the buffer. The
+// answers go back over the channel (channel.hpp), where the master waits for them.
 int child_consumer(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     std::string line;
@@ -56,12 +48,11 @@ int child_consumer(const std::vector<std::string>& args) {
     while (std::getline(std::cin, line)) {  // "batch N"
         CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, stream));
         CUDA_CHECK(cudaStreamWaitEvent(stream, produced, 0));  // the master's work comes first
-        sum_into<<<512, 256, 0, stream>>>(static_cast<const std::uint32_t*>(data), count, sum);
-        CUDA_CHECK_LAUNCH();
+        sum_on_device_async(static_cast<const std::uint32_t*>(data), count, sum, stream);
         unsigned long long value = 0;
         CUDA_CHECK(cudaMemcpyAsync(&value, sum, sizeof value, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
-        std::printf("consumed %s: sum %llu\n", line.c_str(), value);
+        send_line(tutorial::child_passed_fd, "consumed " + line + ": sum " + std::to_string(value));
     }
     CUDA_CHECK(cudaFree(sum));
     CUDA_CHECK(cudaStreamDestroy(stream));
@@ -92,20 +83,22 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
         "(a memset of every byte to N + 1) on its stream, records the interprocess event, and at\n"
         "once tells the consumer \"batch N\", long before the batch exists. The consumer's stream\n"
         "waits on the event, then sums the buffer; an early read would sum the previous batch.\n\n",
-        batches, format_bytes(count * 4).c_str());
-    ChildProcess consumer("consumer", {std::to_string(ctx.device)});
+        batches, tutorial::format_bytes(count * 4).c_str());
+    Channel channel;
+    ChildProcess consumer("consumer", {std::to_string(ctx.device)}, channel.worker_end());
+    channel.close_worker_end();
     consumer.send(to_hex(&memory_handle, sizeof memory_handle) + " " +
                   to_hex(&event_handle, sizeof event_handle) + " " + std::to_string(count) + "\n");
-    Table table(
+    tutorial::Table table(
         {{"batch", Align::right}, {"consumer says"}, {"expected sum", Align::right}, {"ok"}});
     int in_order = 0;
     for (int b = 0; b < batches; ++b) {
-        launch_busy(stream, 20.0);
+        tutorial::launch_busy(stream, 20.0);
         CUDA_CHECK(cudaMemsetAsync(buffer, b + 1, count * sizeof *buffer, stream));
         CUDA_CHECK(cudaEventRecord(produced, stream));
         consumer.send("batch " + std::to_string(b) + "\n");
         std::string reply;
-        const bool answered = consumer.read_line(reply, 30.0);
+        const bool answered = read_line(channel.master_end(), reply, 30.0);
         const std::uint64_t expected = count * (static_cast<std::uint64_t>(b + 1) * 0x01010101u);
         const bool ok = answered && reply == format("consumed batch %d: sum %llu", b,
                                                     static_cast<unsigned long long>(expected));

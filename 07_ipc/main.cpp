@@ -1,23 +1,14 @@
 // Chapter 07: sharing GPU memory and events between processes.
 #include "common/cli.hpp"
 #include "sections.hpp"
-#include "workers.hpp"
-
-namespace {
-
-// Worker processes each create a CUDA context (hundreds of MiB of device memory and a few
-// hundred ms each): a handful makes the point.
-std::string check_limits(const tutorial::Options& options) {
-    if (options.workers > 16) {
-        return "--workers " + std::to_string(options.workers) + " is too many (at most 16)";
-    }
-    return tutorial::check_size_limits(options, 16, std::size_t{2} << 30);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
+    using tutorial::GiB;
     using tutorial::Section;
+    using tutorial::Takes;
+    // Each worker process creates a CUDA context (hundreds of MiB of device memory and a few
+    // hundred ms each): a handful makes the point. Sizes are read 16 bytes at a time.
+    const Takes batch = Takes{}.size(16, 2 * GiB).workers(1, 16);
     const tutorial::Chapter chapter{
         "07_ipc",
         "Sharing GPU memory and events between processes",
@@ -25,15 +16,15 @@ int main(int argc, char** argv) {
             Section{"properties", "what this device offers for interprocess sharing",
                     run_properties},
             Section{"master_workers", "the master's batch, used in place by N workers",
-                    run_master_workers, true, check_limits},
+                    run_master_workers, batch},
             Section{"ipc_events", "a producer/consumer pipeline ordered by an IPC event",
-                    run_ipc_events},
+                    run_ipc_events, Takes{}.iters()},
             Section{"vmm_fd", "a VMM allocation passed as a file descriptor", run_vmm_fd},
             Section{"pitfalls", "IPC calls used the wrong way (fault)", run_pitfalls},
             Section{"robustness", "a crashing worker, an orphaned worker: no hangs", run_robustness,
-                    true, check_limits},
-            Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", run_bench, true,
-                    check_limits},
+                    Takes{}.workers(2, 16)},  // worker 1 is the one that crashes
+            Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", run_bench,
+                    batch},
         },
         {
             {"slice_worker", child_slice_worker},

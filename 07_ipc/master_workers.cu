@@ -1,12 +1,112 @@
-// Section `master_workers`: the seed's scenario. A master process puts a batch of data on the GPU
-// once, and worker processes use it in place through IPC handles.
+// Section `master_workers`: the scenario of the CUDA Programming Guide's interprocess
+// communication section. A master process puts a batch of data on the GPU once, and worker
+// processes use it in place through IPC handles.
+#include "master_workers.hpp"
+
+#include "common/check.hpp"
+#include "common/patterns.hpp"
 #include "common/report.hpp"
+#include "ipc_common.hpp"
 #include "sections.hpp"
-#include "workers.hpp"
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
 
-using namespace tutorial;
+using tutorial::Align;
+using tutorial::format;
+
+namespace {
+
+constexpr std::uint32_t batch_seed = 41;
+
+// What the master learns from a worker once it has ended: its output, and its slice checked.
+void check_worker(WorkerOutcome& outcome, const std::uint32_t* result) {
+    const std::string& text = outcome.child.output;
+    const std::size_t at = text.find("input at ");
+    if (at != std::string::npos) outcome.mapped = text.substr(at, text.find(';', at) - at);
+    const std::size_t sum_at = text.find("checksum ");
+    const unsigned long long reported =
+        sum_at == std::string::npos ? 0 : std::strtoull(text.c_str() + sum_at + 9, nullptr, 10);
+    outcome.checksum_ok = sum_at != std::string::npos &&
+                          reported == slice_sum(outcome.offset, outcome.count, batch_seed);
+    // The worker wrote 2 * x + 1 over its slice of the pattern.
+    outcome.results_ok = mismatches_on_device(result + outcome.offset, outcome.count, batch_seed,
+                                              {2, 1}, outcome.offset) == 0;
+}
+
+}  // namespace
+
+// Child role `slice_worker` (args: device, "work" or "crash"): reads its task on stdin, opens
+// the master's two buffers, sums its slice of the input and writes 2 * x + 1 into the result.
+int child_slice_worker(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    const bool crash = args.at(1) == "crash";
+    std::string line;
+    SliceTask task{};
+    if (!std::getline(std::cin, line) || !decode(line, task)) {
+        std::printf("the channel closed before a task arrived: exiting\n");
+        return 4;
+    }
+    // The handles name the master's allocations; here they get addresses of this process.
+    void* input = nullptr;
+    void* result = nullptr;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&input, task.input, cudaIpcMemLazyEnablePeerAccess));
+    CUDA_CHECK(cudaIpcOpenMemHandle(&result, task.result, cudaIpcMemLazyEnablePeerAccess));
+    std::printf("input at %p, result at %p; slice %zu + %zu\n", input, result, task.offset,
+                task.count);
+    if (crash) {
+        std::printf("crashing on purpose, in the middle of the task\n");
+        std::fflush(stdout);
+        std::raise(SIGSEGV);
+    }
+    const auto* in = static_cast<const std::uint32_t*>(input) + task.offset;
+    auto* out = static_cast<std::uint32_t*>(result) + task.offset;
+    const std::uint64_t checksum = sum_on_device(in, task.count);
+    transform(in, out, task.count, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());  // finished with the memory before letting go of it
+    CUDA_CHECK(cudaIpcCloseMemHandle(input));
+    CUDA_CHECK(cudaIpcCloseMemHandle(result));
+    std::printf("checksum %llu\n", static_cast<unsigned long long>(checksum));
+    return 0;
+}
+
+BatchOutcome run_batch(int device, std::size_t count, int workers, int crash_worker) {
+    std::uint32_t* input = nullptr;
+    std::uint32_t* result = nullptr;
+    CUDA_CHECK(cudaMalloc(&input, count * sizeof *input));
+    CUDA_CHECK(cudaMalloc(&result, count * sizeof *result));
+    fill_on_device(input, count, batch_seed);
+    CUDA_CHECK(cudaMemset(result, 0, count * sizeof *result));
+    // A handle for each buffer: opaque bytes another process can open. Made once, for everyone.
+    SliceTask task{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&task.input, input));
+    CUDA_CHECK(cudaIpcGetMemHandle(&task.result, result));
+
+    // Slices are whole multiples of 4 elements (the workers' sum kernel reads 16 bytes at once).
+    const std::size_t per_worker = count / workers / 4 * 4;
+    BatchOutcome batch{
+        reinterpret_cast<std::uintptr_t>(input), reinterpret_cast<std::uintptr_t>(result), {}};
+    std::vector<std::unique_ptr<tutorial::ChildProcess>> children;
+    for (int w = 0; w < workers; ++w) {
+        task.offset = w * per_worker;
+        task.count = w + 1 == workers ? count - task.offset : per_worker;
+        children.push_back(std::make_unique<tutorial::ChildProcess>(
+            "slice_worker", std::vector<std::string>{std::to_string(device),
+                                                     w == crash_worker ? "crash" : "work"}));
+        children.back()->send(encode(task) + "\n");
+        batch.workers.push_back({task.offset, task.count, {}, false, false, ""});
+    }
+    for (int w = 0; w < workers; ++w) {
+        batch.workers[w].child = children[w]->wait(60.0);  // no wait without a deadline
+        check_worker(batch.workers[w], result);
+    }
+    CUDA_CHECK(cudaFree(input));
+    CUDA_CHECK(cudaFree(result));
+    return batch;
+}
 
 tutorial::Result run_master_workers(tutorial::Context& ctx) {
     const int workers = ctx.workers_or(ctx.quick() ? 2 : 4);
@@ -16,17 +116,17 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
         "Each gets, on its stdin, the IPC handles of the input and result buffers and its slice\n"
         "as an offset and a count; it sums its slice, writes 2 * x + 1 into the result buffer,\n"
         "closes the handles and reports the sum.\n\n",
-        format_bytes(count * 4).c_str(), workers);
+        tutorial::format_bytes(count * 4).c_str(), workers);
     const BatchOutcome batch = run_batch(ctx.device, count, workers, -1);
 
     std::printf("master: input at 0x%zx, result at 0x%zx\n", static_cast<std::size_t>(batch.input),
                 static_cast<std::size_t>(batch.result));
-    Table table({{"worker"},
-                 {"slice", Align::right},
-                 {"addresses in the worker"},
-                 {"ended"},
-                 {"sum"},
-                 {"results"}});
+    tutorial::Table table({{"worker"},
+                           {"slice", Align::right},
+                           {"addresses in the worker"},
+                           {"ended"},
+                           {"sum"},
+                           {"results"}});
     int good = 0;
     for (std::size_t w = 0; w < batch.workers.size(); ++w) {
         const WorkerOutcome& o = batch.workers[w];

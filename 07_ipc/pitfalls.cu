@@ -3,7 +3,6 @@
 #include "common/child.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/vmm.hpp"
 #include "ipc_common.hpp"
 #include "sections.hpp"
@@ -15,7 +14,8 @@
 #include <string>
 #include <vector>
 
-using namespace tutorial;
+using tutorial::ChildResult;
+using tutorial::run_child;
 
 // Child role: opens the handle it is given and prints the first value it finds there.
 int child_open_and_peek(const std::vector<std::string>& args) {
@@ -56,14 +56,15 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
 
     const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
     const auto cuGetErrorName = DRIVER_FUNCTION(cuGetErrorName);
-    const std::size_t bytes = vmm_granularity(device);
-    const CUmemGenericAllocationHandle memory = vmm_create(vmm_properties(device), bytes);
+    const std::size_t bytes = tutorial::vmm_granularity(device);
+    const CUmemGenericAllocationHandle memory =
+        tutorial::vmm_create(tutorial::vmm_properties(device), bytes);
     int fd = -1;
     const CUresult exported =
         cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
     const char* exported_name = "?";
     cuGetErrorName(exported, &exported_name);
-    vmm_release(memory);
+    tutorial::vmm_release(memory);
 
     std::printf("%-58s -> %s\n", "cudaIpcOpenMemHandle in the process that made the handle",
                 cudaGetErrorName(own));
@@ -96,7 +97,7 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
 tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     std::printf("Each call below is used the wrong way, in a child process:\n");
     const ChildResult child = run_child("ipc_misuse", {std::to_string(ctx.device)});
-    print_child_output(child);
+    tutorial::print_child_output(child);
     std::printf("The child %s.\n", child.describe().c_str());
     std::printf(
         "\nNot provoked here: a master that frees memory while a worker still has it open. For\n"

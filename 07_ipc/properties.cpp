@@ -1,21 +1,25 @@
 // Section `properties`: what this device offers for sharing memory and events between processes.
 #include "common/check.hpp"
-#include "common/driver.hpp"
-#include "common/report.hpp"
+#include "common/device.hpp"
 #include "sections.hpp"
 
-using tutorial::device_attribute;
 using tutorial::driver_attribute;
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
+    // cudaDeviceGetAttribute reads one property at a time, as an int.
+    const auto attribute = [&](cudaDeviceAttr which) {
+        int value = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
+        return value;
+    };
     const std::vector<tutorial::DeviceFact> facts = {
-        {"unifiedAddressing", device_attribute(ctx.device, cudaDevAttrUnifiedAddressing),
+        {"unifiedAddressing", attribute(cudaDevAttrUnifiedAddressing),
          driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
          "cudaIpcGetMemHandle and cudaIpcOpenMemHandle need UVA"},
-        {"ipcEventSupported", device_attribute(ctx.device, cudaDevAttrIpcEventSupport),
+        {"ipcEventSupported", attribute(cudaDevAttrIpcEventSupport),
          driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED),
          "events can be shared with cudaIpcGetEventHandle"},
-        {"memoryPoolsSupported", device_attribute(ctx.device, cudaDevAttrMemoryPoolsSupported),
+        {"memoryPoolsSupported", attribute(cudaDevAttrMemoryPoolsSupported),
          driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
          "cudaMallocAsync pools, which can be exported too"},
     };

@@ -2,12 +2,14 @@
 // master. Nobody hangs: every wait has a deadline, and every channel end is watched.
 #include "common/child.hpp"
 #include "common/report.hpp"
+#include "master_workers.hpp"
 #include "sections.hpp"
-#include "workers.hpp"
 
 #include <cstdio>
 
-using namespace tutorial;
+using tutorial::ChildProcess;
+using tutorial::ChildResult;
+using tutorial::format;
 
 tutorial::Result run_robustness(tutorial::Context& ctx) {
     const int workers = ctx.workers_or(3);
@@ -16,7 +18,7 @@ tutorial::Result run_robustness(tutorial::Context& ctx) {
     std::printf("1. %d workers; worker %d is told to crash in the middle of its task.\n\n", workers,
                 victim);
     const BatchOutcome batch = run_batch(ctx.device, count, workers, victim);
-    Table table({{"worker"}, {"ended"}, {"sum"}, {"results"}});
+    tutorial::Table table({{"worker"}, {"ended"}, {"sum"}, {"results"}});
     bool crash_reported = false;
     int others_good = 0;
     for (int w = 0; w < workers; ++w) {
@@ -41,7 +43,7 @@ tutorial::Result run_robustness(tutorial::Context& ctx) {
     ChildProcess orphan("slice_worker", {std::to_string(ctx.device), "work"});
     orphan.send("half a ta");  // no newline: the task never completes
     const ChildResult left = orphan.wait(20.0);
-    print_child_output(left);
+    tutorial::print_child_output(left);
     std::printf("   The worker %s.\n", left.describe().c_str());
     const bool noticed = left.exited && left.exit_code == 4;
     std::printf(

@@ -14,7 +14,8 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx);
 tutorial::Result run_robustness(tutorial::Context& ctx);
 tutorial::Result run_bench(tutorial::Context& ctx);
 
-// Child roles (child_slice_worker is in workers.hpp).
+// Child roles.
+int child_slice_worker(const std::vector<std::string>& args);   // master_workers, robustness
 int child_consumer(const std::vector<std::string>& args);       // ipc_events
 int child_fd_importer(const std::vector<std::string>& args);    // vmm_fd
 int child_ipc_misuse(const std::vector<std::string>& args);     // pitfalls

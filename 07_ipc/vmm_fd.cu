@@ -1,7 +1,10 @@
 // Section `vmm_fd`: the modern way to share GPU memory. A VMM allocation is exported as a POSIX
-// file descriptor, passed over a Unix socket, and imported, mapped and used by the worker.
+// file descriptor, passed over a Unix socket (channel.hpp), and imported, mapped and used by the
+// worker.
+#include "channel.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
@@ -16,7 +19,12 @@
 #include <cstdlib>
 #include <iostream>
 
-using namespace tutorial;
+using tutorial::vmm_free;
+using tutorial::vmm_map;
+using tutorial::vmm_release;
+using tutorial::vmm_reserve;
+using tutorial::vmm_set_access;
+using tutorial::vmm_unmap;
 
 namespace {
 
@@ -24,17 +32,19 @@ constexpr std::uint32_t fd_seed = 61;
 
 }  // namespace
 
-// Child role: receive the descriptor on child_socket_fd, import, map, check, transform in place.
+// Child role: receive the descriptor on the channel, import, map, check, transform in place.
 int child_fd_importer(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
     std::size_t bytes = 0;
     if (!(std::cin >> bytes)) return 4;
-    const int fd = receive_descriptor(child_socket_fd, 10.0);
+    const int fd = receive_descriptor(tutorial::child_passed_fd, 10.0);
     if (fd < 0) {
         std::printf("no descriptor arrived\n");
         return 4;
     }
+    // The descriptor stands for the physical memory: importing it gives this process a handle
+    // to the same allocation, which it maps at addresses of its own.
     const auto cuMemImportFromShareableHandle = DRIVER_FUNCTION(cuMemImportFromShareableHandle);
     CUmemGenericAllocationHandle memory = 0;
     CU_CHECK(cuMemImportFromShareableHandle(
@@ -60,24 +70,30 @@ int child_fd_importer(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
-    if (!vmm_supported(ctx.device) ||
-        driver_attribute(ctx.device,
-                         CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {
+    if (!tutorial::vmm_supported(ctx.device) ||
+        tutorial::driver_attribute(
+            ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {
         return ctx.skip("VMM allocations cannot be exported as file descriptors on this device");
     }
-    const std::size_t bytes =
-        round_up(ctx.quick() ? (4 << 20) : (64 << 20), vmm_granularity(ctx.device));
+    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
+    const std::size_t bytes = tutorial::round_up(ctx.quick() ? (4 << 20) : (64 << 20),
+                                                 tutorial::vmm_granularity(ctx.device));
     const std::size_t count = bytes / 4;
-    const CUmemAllocationProp prop =
-        vmm_properties(ctx.device, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
+    // Exportable memory must say so when it is created: requestedHandleTypes.
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = ctx.device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemCreate(&memory, bytes, &prop, 0));
     const CUdeviceptr address = vmm_reserve(bytes, 0);
     vmm_map(address, bytes, memory);
     vmm_set_access(address, bytes, ctx.device);
     auto* data = reinterpret_cast<std::uint32_t*>(address);
     fill_on_device(data, count, fd_seed);
 
-    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
     int fd = -1;
     CU_CHECK(
         cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
@@ -86,16 +102,19 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
         "0x%llx, filled it, and exported it as file descriptor %d. The descriptor goes to the\n"
         "worker over a Unix socket pair (SCM_RIGHTS); the worker gets its own descriptor for "
         "it.\n\n",
-        format_bytes(bytes).c_str(), static_cast<unsigned long long>(address), fd);
-    ChildProcess worker("fd_importer", {std::to_string(ctx.device)}, true);
+        tutorial::format_bytes(bytes).c_str(), static_cast<unsigned long long>(address), fd);
+    Channel channel;
+    tutorial::ChildProcess worker("fd_importer", {std::to_string(ctx.device)},
+                                  channel.worker_end());
+    channel.close_worker_end();
     worker.send(std::to_string(bytes) + "\n");
-    const bool sent = send_descriptor(worker.socket(), fd);
+    const bool sent = send_descriptor(channel.master_end(), fd);
     close(fd);
-    const ChildResult result = worker.wait(60.0);
-    print_child_output(result);
+    const tutorial::ChildResult result = worker.wait(60.0);
+    tutorial::print_child_output(result);
     std::printf("The worker %s.\n", result.describe().c_str());
 
-    const std::size_t wrong = wrong_results(data, 0, count, fd_seed);
+    const std::size_t wrong = mismatches_on_device(data, count, fd_seed, {2, 1});
     std::printf("Back in the master: %zu of %zu values are not 2 * x + 1.\n", wrong, count);
     vmm_unmap(address, bytes);
     vmm_release(memory);

@@ -2,6 +2,7 @@
 
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/report.hpp"
 
 #include <cuda_runtime.h>
 
@@ -48,17 +49,21 @@ void print_help(const Chapter& chapter) {
                 chapter.title);
     for (const Section& section : chapter.sections) {
         std::printf("  %-24s %s\n", section.name, section.summary);
+        const std::string takes = describe(section.takes);
+        if (!takes.empty()) std::printf("  %-24s takes %s\n", "", takes.c_str());
     }
     std::printf(
         "\nOptions:\n"
         "  --list                   list the sections, one per line, and exit\n"
         "  --device N               run on CUDA device N (default 0)\n"
-        "  --size SIZE              buffer size for sections that take one, with a binary\n"
-        "                           suffix: 4KiB, 256MiB, 1GiB (default: each section's own)\n"
+        "  --size SIZE              buffer size, with a binary suffix: 4KiB, 256MiB, 1GiB\n"
+        "                           (default: each section's own)\n"
         "  --iters N                timed repetitions (default: each section's own)\n"
-        "  --workers N              worker processes, for sections that start some\n"
+        "  --workers N              worker processes (default: each section's own)\n"
         "  --quick                  small sizes and few repetitions, as the tests run it\n"
         "  --help                   show this help and exit\n"
+        "--size, --iters and --workers go only to the sections listed above as taking them, and\n"
+        "are refused when none of the sections to be run does.\n"
         "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command "
         "line,\n"
         "77 skipped (no usable CUDA device, or a capability the sections need is missing).\n");
@@ -69,6 +74,52 @@ const Section* find_section(const Chapter& chapter, const std::string& name) {
         if (name == section.name) return &section;
     }
     return nullptr;
+}
+
+// The sections a command line selects: those it names, in its order, or all of them.
+std::vector<const Section*> select_sections(const Chapter& chapter, const Options& options) {
+    std::vector<const Section*> selected;
+    for (const std::string& name : options.sections)
+        selected.push_back(find_section(chapter, name));
+    if (selected.empty()) {
+        for (const Section& section : chapter.sections) selected.push_back(&section);
+    }
+    return selected;
+}
+
+bool uses(const Takes& takes, const std::string& option) {
+    return option == "--size"    ? takes.takes_size
+           : option == "--iters" ? takes.takes_iters
+                                 : takes.takes_workers;
+}
+
+// An option given on the command line that none of the selected sections uses, or a value outside
+// the limits of one that does: the one-line problem, or "".
+std::string check_section_options(const Chapter& chapter, const Options& options,
+                                  const std::vector<const Section*>& selected) {
+    std::vector<std::string> given;
+    if (options.size != 0) given.push_back("--size");
+    if (options.iters != 0) given.push_back("--iters");
+    if (options.workers != 0) given.push_back("--workers");
+    for (const std::string& option : given) {
+        bool used = false;
+        for (const Section* section : selected) used = used || uses(section->takes, option);
+        if (used) continue;
+        std::string takers;
+        for (const Section& section : chapter.sections) {
+            if (uses(section.takes, option))
+                takers += (takers.empty() ? "" : ", ") + std::string(section.name);
+        }
+        return option + ": " +
+               (takers.empty()
+                    ? "no section of this chapter takes it"
+                    : "none of the sections to be run takes it (sections that do: " + takers + ")");
+    }
+    for (const Section* section : selected) {
+        const std::string problem = check_limits(options, section->takes);
+        if (!problem.empty()) return std::string(section->name) + ": " + problem;
+    }
+    return "";
 }
 
 int run_child_role(const Chapter& chapter, int argc, char** argv) {
@@ -154,15 +205,7 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
         }
     }
     if (problem.empty() && !options.help && !options.list) {
-        for (const Section& section : chapter.sections) {
-            const bool selected = options.sections.empty() ||
-                                  std::find(options.sections.begin(), options.sections.end(),
-                                            section.name) != options.sections.end();
-            if (selected && section.check_options != nullptr && problem.empty()) {
-                const std::string why = section.check_options(options);
-                if (!why.empty()) problem = std::string(section.name) + ": " + why;
-            }
-        }
+        problem = check_section_options(chapter, options, select_sections(chapter, options));
     }
     if (!problem.empty()) {
         std::fprintf(stderr, "%s: %s\n", chapter.name, problem.c_str());
@@ -179,13 +222,7 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
         return exit_success;
     }
 
-    std::vector<const Section*> selected;
-    for (const std::string& name : options.sections)
-        selected.push_back(find_section(chapter, name));
-    if (selected.empty()) {
-        for (const Section& section : chapter.sections) selected.push_back(&section);
-    }
-
+    const std::vector<const Section*> selected = select_sections(chapter, options);
     std::printf("%s: %s\n", chapter.name, chapter.title);
     bool any_needs_device = false;
     for (const Section* section : selected) any_needs_device |= section->needs_device;

@@ -59,11 +59,8 @@ struct Section {
     const char* name;
     const char* summary;
     Result (*run)(Context&);
+    Takes takes = {};  // which of --size, --iters, --workers it uses, and their limits (cli.hpp)
     bool needs_device = true;
-    // Optional: the section's own limits on the options (a size it cannot use, say). Returns the
-    // problem in one line, or "" when the options suit it. run_chapter asks every selected
-    // section before any CUDA call and exits with code 2 on the first problem.
-    std::string (*check_options)(const Options&) = nullptr;
 };
 
 // A role the program can play when a section starts it again as a child process (child.hpp).

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,7 +61,7 @@ std::string ChildResult::describe() const {
 }
 
 ChildProcess::ChildProcess(const std::string& role, const std::vector<std::string>& args,
-                           bool with_socket) {
+                           int pass_descriptor) {
     // Everything the child needs is prepared before fork(): between fork() and exec() the child
     // may only make async-signal-safe calls (no malloc, no printf, certainly no CUDA).
     char self[4096];
@@ -81,9 +80,6 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
     int from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
         fail_system_call("pipe2");
-    int pair[2] = {-1, -1};
-    if (with_socket && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-        fail_system_call("socketpair");
     // Writing to a child that has exited must come back as an error, not kill us with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
     std::fflush(nullptr);
@@ -99,7 +95,11 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
         dup2(to_child[0], STDIN_FILENO);
         dup2(from_child[1], STDOUT_FILENO);
         dup2(from_child[1], STDERR_FILENO);
-        if (with_socket) dup2(pair[1], child_socket_fd);  // dup2 clears close-on-exec
+        if (pass_descriptor == child_passed_fd) {
+            fcntl(pass_descriptor, F_SETFD, 0);  // already in place: keep it open across exec
+        } else if (pass_descriptor >= 0) {
+            dup2(pass_descriptor, child_passed_fd);  // the copy is not close-on-exec
+        }
         execv(argv[0], argv.data());
         const char message[] = "exec of the child failed\n";
         [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
@@ -112,10 +112,6 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
     fcntl(to_child[1], F_SETFL, O_NONBLOCK);
     input_ = to_child[1];
     output_ = from_child[0];
-    if (with_socket) {
-        close(pair[1]);
-        socket_ = pair[0];
-    }
 }
 
 ChildProcess::~ChildProcess() {
@@ -125,7 +121,6 @@ ChildProcess::~ChildProcess() {
     }
     close_input();
     if (output_ >= 0) close(output_);
-    if (socket_ >= 0) close(socket_);
 }
 
 bool ChildProcess::send(const std::string& text, double timeout_s) {
@@ -146,30 +141,8 @@ void ChildProcess::close_input() {
     input_ = -1;
 }
 
-bool ChildProcess::read_line(std::string& line, double timeout_s) {
-    const auto deadline = deadline_after(timeout_s);
-    while (true) {
-        const std::size_t newline = received_.find('\n', line_start_);
-        if (newline != std::string::npos) {
-            line = received_.substr(line_start_, newline - line_start_);
-            line_start_ = newline + 1;
-            return true;
-        }
-        pollfd ready{output_, POLLIN, 0};
-        const int events = poll(&ready, 1, milliseconds_left(deadline));
-        if (events < 0 && errno == EINTR) continue;
-        if (events <= 0) return false;
-        char buffer[4096];
-        const ssize_t n = read(output_, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        received_.append(buffer, static_cast<std::size_t>(n));
-    }
-}
-
 ChildResult ChildProcess::wait(double timeout_s) {
     ChildResult result;
-    result.output = received_;
     close_input();
     const auto deadline = deadline_after(timeout_s);
 
@@ -220,42 +193,6 @@ ChildResult run_child(const std::string& role, const std::vector<std::string>& a
     ChildProcess child(role, args);
     if (!input.empty()) child.send(input, timeout_s);
     return child.wait(timeout_s);
-}
-
-bool send_descriptor(int socket, int descriptor) {
-    char byte = 'F';  // a message must carry at least one byte of data
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
-    return sendmsg(socket, &message, 0) == 1;
-}
-
-int receive_descriptor(int socket, double timeout_s) {
-    pollfd ready{socket, POLLIN, 0};
-    if (poll(&ready, 1, static_cast<int>(timeout_s * 1000)) <= 0) return -1;
-    char byte = 0;
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    if (recvmsg(socket, &message, MSG_CMSG_CLOEXEC) != 1) return -1;
-    const cmsghdr* header = CMSG_FIRSTHDR(&message);
-    if (header == nullptr || header->cmsg_type != SCM_RIGHTS) return -1;
-    int descriptor = -1;
-    std::memcpy(&descriptor, CMSG_DATA(header), sizeof(int));
-    return descriptor;
 }
 
 void print_child_output(const ChildResult& result) {

@@ -24,8 +24,9 @@ namespace tutorial {
 
 constexpr const char* child_flag = "--child";
 
-// In a child started with a socket (see ChildProcess), the child's end of it is this descriptor.
-constexpr int child_socket_fd = 3;
+// A descriptor the parent hands to the child (ChildProcess's `pass_descriptor`) is this one in
+// the child.
+constexpr int child_passed_fd = 3;
 
 struct ChildResult {
     bool exited = false;  // ended through exit(); exit_code is valid
@@ -46,10 +47,10 @@ struct ChildResult {
 class ChildProcess {
 public:
     // Starts `<this program> --child ROLE ARGS...` with its stdin, stdout and stderr on pipes.
-    // With `with_socket`, the child also gets one end of a Unix socket pair as descriptor
-    // child_socket_fd, for passing file descriptors (see send_descriptor); socket() is ours.
+    // With `pass_descriptor` (an open descriptor of ours), the child also gets that open file as
+    // its descriptor child_passed_fd: one end of a socket pair, for example.
     ChildProcess(const std::string& role, const std::vector<std::string>& args,
-                 bool with_socket = false);
+                 int pass_descriptor = -1);
     ~ChildProcess();  // a child still running is killed and reaped
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -57,12 +58,6 @@ public:
     // Writes to the child's stdin. False if the child has gone or did not read within the timeout.
     bool send(const std::string& text, double timeout_s = 10.0);
     void close_input();
-
-    // The next line the child writes (without the newline); false at end-of-file or when
-    // `timeout_s` passes first. Lines read here are still part of wait()'s output.
-    bool read_line(std::string& line, double timeout_s);
-
-    int socket() const { return socket_; }
 
     // Closes stdin, collects output until the child closes it, then its exit status. A child still
     // running `timeout_s` seconds after the call is killed.
@@ -72,17 +67,9 @@ public:
 
 private:
     pid_t pid_ = -1;
-    int input_ = -1;              // write end of the child's stdin
-    int output_ = -1;             // read end of the child's stdout + stderr
-    int socket_ = -1;             // our end of the socket pair, if any
-    std::string received_;        // output already read by read_line
-    std::size_t line_start_ = 0;  // where the next line in received_ begins
+    int input_ = -1;   // write end of the child's stdin
+    int output_ = -1;  // read end of the child's stdout + stderr
 };
-
-// Passes an open file descriptor over a Unix socket (SCM_RIGHTS): the receiver gets its own
-// descriptor for the same open file. receive_descriptor returns -1 on failure or timeout.
-bool send_descriptor(int socket, int descriptor);
-int receive_descriptor(int socket, double timeout_s);
 
 // Starts the child, sends `input`, and waits for it.
 ChildResult run_child(const std::string& role, const std::vector<std::string>& args,

@@ -1,5 +1,7 @@
 #include "common/cli.hpp"
 
+#include "common/report.hpp"
+
 #include <cctype>
 #include <cstdio>
 #include <limits>
@@ -140,34 +142,72 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
     return "";
 }
 
-std::string check_size_limits(const Options& options, std::size_t multiple, std::size_t most) {
-    if (options.size == 0) return "";
-    if (options.size % multiple != 0) {
-        return "--size " + format_bytes(options.size) + " is not a multiple of " +
-               format_bytes(multiple);
-    }
-    if (options.size > most) {
-        return "--size " + format_bytes(options.size) + " is more than " + format_bytes(most);
-    }
-    return "";
+Takes& Takes::size(std::size_t multiple, std::size_t most) {
+    takes_size = true;
+    size_multiple = multiple;
+    size_max = most;
+    return *this;
 }
 
-std::string format_bytes(std::size_t bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int unit = 0;
-    double value = static_cast<double>(bytes);
-    while (value >= 1024.0 && unit < 4) {
-        value /= 1024.0;
-        ++unit;
+Takes& Takes::iters(int least) {
+    takes_iters = true;
+    iters_min = least;
+    return *this;
+}
+
+Takes& Takes::workers(int least, int most) {
+    takes_workers = true;
+    workers_min = least;
+    workers_max = most;
+    return *this;
+}
+
+std::string describe(const Takes& takes) {
+    std::vector<std::string> parts;
+    if (takes.takes_size) {
+        parts.push_back(takes.size_multiple > 1
+                            ? "--size (a multiple of " + format_bytes(takes.size_multiple) +
+                                  ", at most " + format_bytes(takes.size_max) + ")"
+                            : "--size (at most " + format_bytes(takes.size_max) + ")");
     }
-    char text[32];
-    if (value == static_cast<double>(static_cast<unsigned long long>(value))) {
-        std::snprintf(text, sizeof text, "%llu %s", static_cast<unsigned long long>(value),
-                      units[unit]);
-    } else {
-        std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+    if (takes.takes_iters) {
+        parts.push_back(takes.iters_min > 1
+                            ? "--iters (at least " + std::to_string(takes.iters_min) + ")"
+                            : "--iters");
     }
+    if (takes.takes_workers) {
+        parts.push_back("--workers (" + std::to_string(takes.workers_min) + " to " +
+                        std::to_string(takes.workers_max) + ")");
+    }
+    std::string text;
+    for (const std::string& part : parts) text += (text.empty() ? "" : ", ") + part;
     return text;
+}
+
+std::string check_limits(const Options& options, const Takes& takes) {
+    if (takes.takes_size && options.size != 0) {
+        const std::string size = "--size " + format_bytes(options.size);
+        if (options.size % takes.size_multiple != 0) {
+            return size + " is not a multiple of " + format_bytes(takes.size_multiple);
+        }
+        if (options.size > takes.size_max) {
+            return size + " is more than " + format_bytes(takes.size_max);
+        }
+    }
+    if (takes.takes_iters && options.iters != 0 && options.iters < takes.iters_min) {
+        return "--iters " + std::to_string(options.iters) + " is less than " +
+               std::to_string(takes.iters_min);
+    }
+    if (takes.takes_workers && options.workers != 0) {
+        const std::string workers = "--workers " + std::to_string(options.workers);
+        if (options.workers < takes.workers_min) {
+            return workers + " is less than " + std::to_string(takes.workers_min);
+        }
+        if (options.workers > takes.workers_max) {
+            return workers + " is more than " + std::to_string(takes.workers_max);
+        }
+    }
+    return "";
 }
 
 }  // namespace tutorial

@@ -4,7 +4,7 @@
 //           [--help]
 //
 // Parsing touches no CUDA API, so --help, --list and bad input behave the same with or without a
-// GPU. Each parse function returns an empty string on success, or the one-line problem otherwise.
+// GPU. Each function returns an empty string on success, or the one-line problem otherwise.
 #pragma once
 
 #include <cstddef>
@@ -33,11 +33,39 @@ std::string parse_int(const std::string& text, long min, long max, long& value);
 
 std::string parse_options(int argc, const char* const argv[], Options& options);
 
-// A section's own limits on --size, for Section::check_options: "" when no --size was given or
-// it is a multiple of `multiple` and at most `most`; otherwise the one-line problem.
-std::string check_size_limits(const Options& options, std::size_t multiple, std::size_t most);
+constexpr std::size_t KiB = std::size_t{1} << 10;
+constexpr std::size_t MiB = std::size_t{1} << 20;
+constexpr std::size_t GiB = std::size_t{1} << 30;
 
-// "256 MiB", "4 KiB", "1.5 GiB", "100 B".
-std::string format_bytes(std::size_t bytes);
+// Which of --size, --iters and --workers a section uses, and the values it can work with. Every
+// section declares it in its chapter's main.cpp:
+//
+//   Section{"bandwidth", "copy GB/s ...", run_bandwidth, Takes{}.size(4 * KiB, 4 * GiB).iters()},
+//
+// run_chapter refuses, before any CUDA call, an option that none of the sections to be run uses
+// and a value outside the limits of one that does; --help lists each section's options.
+struct Takes {
+    bool takes_size = false;
+    std::size_t size_multiple = 1;
+    std::size_t size_max = 0;
+    bool takes_iters = false;
+    int iters_min = 1;
+    bool takes_workers = false;
+    int workers_min = 1;
+    int workers_max = 0;
+
+    // --size: a multiple of `multiple` bytes, at most `most`.
+    Takes& size(std::size_t multiple, std::size_t most);
+    // --iters: at least `least` repetitions.
+    Takes& iters(int least = 1);
+    // --workers: from `least` to `most` processes.
+    Takes& workers(int least, int most);
+};
+
+// "--size (a multiple of 4 KiB, at most 4 GiB), --iters", or "" for a section that takes none.
+std::string describe(const Takes& takes);
+
+// The problem with the options' values for a section that takes them, or "".
+std::string check_limits(const Options& options, const Takes& takes);
 
 }  // namespace tutorial

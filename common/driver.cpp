@@ -1,7 +1,5 @@
 #include "common/driver.hpp"
 
-#include "common/check.hpp"
-
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -38,16 +36,6 @@ void* require_driver_function(const char* name) {
         std::exit(1);
     }
     return address;
-}
-
-int driver_attribute(int device, CUdevice_attribute attribute) {
-    const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
-    const auto cuDeviceGetAttribute = DRIVER_FUNCTION(cuDeviceGetAttribute);
-    CUdevice handle = 0;
-    CU_CHECK(cuDeviceGet(&handle, device));
-    int value = 0;
-    CU_CHECK(cuDeviceGetAttribute(&value, attribute, handle));
-    return value;
 }
 
 }  // namespace tutorial

@@ -30,9 +30,6 @@ Function driver_function(const char* name) {
     return reinterpret_cast<Function>(require_driver_function(name));
 }
 
-// cuDeviceGetAttribute for a runtime device number, checked.
-int driver_attribute(int device, CUdevice_attribute attribute);
-
 }  // namespace tutorial
 
 #define DRIVER_FUNCTION(name) ::tutorial::driver_function<decltype(&::name)>(#name)

@@ -11,11 +11,12 @@ __global__ void fill_kernel(std::uint32_t* data, std::size_t count, std::uint32_
 }
 
 __global__ void mismatch_kernel(const std::uint32_t* data, std::size_t count, std::uint32_t seed,
+                                Applied applied, std::size_t first,
                                 unsigned long long* mismatches) {
     unsigned long long local = 0;
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        local += data[i] != pattern(i, seed);
+        local += data[i] != applied.scale * pattern(first + i, seed) + applied.add;
     }
     if (local != 0) atomicAdd(mismatches, local);
 }
@@ -56,11 +57,12 @@ void fill_on_device(std::uint32_t* data, std::size_t count, std::uint32_t seed) 
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, std::uint32_t seed) {
+std::size_t mismatches_on_device(const std::uint32_t* data, std::size_t count, std::uint32_t seed,
+                                 Applied applied, std::size_t first) {
     unsigned long long* mismatches = nullptr;
     CUDA_CHECK(cudaMalloc(&mismatches, sizeof *mismatches));
     CUDA_CHECK(cudaMemset(mismatches, 0, sizeof *mismatches));
-    mismatch_kernel<<<blocks, threads_per_block>>>(data, count, seed, mismatches);
+    mismatch_kernel<<<blocks, threads_per_block>>>(data, count, seed, applied, first, mismatches);
     CUDA_CHECK_LAUNCH();
     unsigned long long result = 0;
     CUDA_CHECK(cudaMemcpy(&result, mismatches, sizeof result, cudaMemcpyDeviceToHost));

@@ -1,7 +1,5 @@
 #include "common/report.hpp"
 
-#include "common/check.hpp"
-
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -19,6 +17,20 @@ std::string format(const char* pattern, ...) {
     if (length > 0) std::vsnprintf(text.data(), text.size() + 1, pattern, args);
     va_end(args);
     return text;
+}
+
+std::string format_bytes(std::size_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    double value = static_cast<double>(bytes);
+    while (value >= 1024.0 && unit < 4) {
+        value /= 1024.0;
+        ++unit;
+    }
+    if (value == static_cast<double>(static_cast<unsigned long long>(value))) {
+        return format("%llu %s", static_cast<unsigned long long>(value), units[unit]);
+    }
+    return format("%.1f %s", value, units[unit]);
 }
 
 Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
@@ -56,45 +68,6 @@ void Table::print() const {
     print_row(headers);
     print_row(rules);
     for (const auto& row : rows_) print_row(row);
-}
-
-Result check_device_facts(Context& ctx, const char* first_source, const char* second_source,
-                          const std::vector<DeviceFact>& facts, const std::string& conclusion) {
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
-    std::printf(
-        "Device %d, %s (compute capability %d.%d). Each property is read twice,\n"
-        "through %s and through %s; the two must agree.\n\n",
-        ctx.device, prop.name, prop.major, prop.minor, first_source, second_source);
-    Table table({{"property"},
-                 {first_source, Align::right},
-                 {second_source, Align::right},
-                 {"what it means here"}});
-    int disagreements = 0;
-    for (const DeviceFact& fact : facts) {
-        const bool agree = fact.first == fact.second;
-        disagreements += agree ? 0 : 1;
-        table.add_row({fact.name, std::to_string(fact.first),
-                       std::to_string(fact.second) + (agree ? "" : " (!)"), fact.meaning});
-    }
-    table.print();
-    if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());
-    return ctx.verdict(disagreements == 0, format("%d of %zu properties agree between %s and %s",
-                                                  static_cast<int>(facts.size()) - disagreements,
-                                                  facts.size(), first_source, second_source));
-}
-
-int device_attribute(int device, cudaDeviceAttr attribute) {
-    int value = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
-    return value;
-}
-
-std::size_t free_device_memory() {
-    std::size_t free_bytes = 0;
-    std::size_t total = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    return free_bytes;
 }
 
 }  // namespace tutorial

@@ -76,6 +76,23 @@ double median_ms(int warmup, int runs, RunOnce run_once) {
     return median(times);
 }
 
+// The device time of the work `enqueue` queues on the legacy default stream, between events:
+// `warmup` untimed rounds, then the median of `runs` rounds. A round calls `enqueue` `repeats`
+// times back to back and counts a `repeats`-th of its time, so that work of a few microseconds
+// (a copy of a few KiB) lasts long enough to be timed.
+//
+//   const double ms = median_event_ms(1, 5, [&] { CUDA_CHECK(cudaMemcpy(d, h, n, kind)); });
+template <typename Enqueue>
+double median_event_ms(int warmup, int runs, Enqueue enqueue, int repeats = 1) {
+    EventTimer timer;
+    return median_ms(warmup, runs, [&] {
+        timer.start();
+        for (int r = 0; r < repeats; ++r) enqueue();
+        timer.stop();
+        return timer.elapsed_ms() / repeats;
+    });
+}
+
 // Bandwidth in GB/s, where 1 GB = 1e9 bytes (the unit of PCIe and HBM data sheets).
 inline double gb_per_s(std::size_t bytes, double ms) {
     return ms > 0.0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0.0;

@@ -1,6 +1,7 @@
 #include "common/vmm.hpp"
 
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 
 namespace tutorial {

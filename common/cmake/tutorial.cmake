@@ -55,7 +55,7 @@ function(tutorial_compile_options target)
 endfunction()
 
 # One chapter: the executable <name> built from SOURCES and linked with common/, plus the host
-# tests every chapter has (help, list, each kind of bad argument, no device). SECTIONS lists the
+# tests every chapter has (help, list, no device). SECTIONS lists the
 # chapter's sections in the order the program runs them; the `list` test checks that they match.
 # MANAGED_GLOBALS n: the program defines n __device__ __managed__ variables. compute-sanitizer
 # (2025.3) reports each of them as a leak, so memcheck runs then expect exactly n leak reports;
@@ -78,39 +78,15 @@ function(tutorial_chapter name)
   tutorial_compile_options(${name})
   set_property(GLOBAL APPEND PROPERTY TUTORIAL_CHAPTERS ${name})
 
+  # The command line itself (parse errors, unknown sections and options, limits every chapter
+  # shares) is tested once, in common/tests; here only what belongs to this chapter.
   list(JOIN arg_SECTIONS " +[^\n]*\n" listing)
   tutorial_add_test(${name} help HOST ARGS --help EXPECT "Usage: ${name} " "--device N")
   tutorial_add_test(${name} list HOST ARGS --list EXPECT "(^|\n)${listing} ")
-  tutorial_add_test(${name} bad_section HOST ARGS no_such_section
-                    EXIT_CODE 2 EXPECT "unknown section 'no_such_section'")
-  tutorial_add_test(${name} bad_option HOST ARGS --frobnicate
-                    EXIT_CODE 2 EXPECT "unknown option '--frobnicate'")
-  tutorial_add_test(${name} missing_value HOST ARGS --size
-                    EXIT_CODE 2 EXPECT "option --size needs a value")
-  tutorial_add_test(${name} bad_size HOST ARGS --size 12XB
-                    EXIT_CODE 2 EXPECT "invalid size '12XB'")
-  tutorial_add_test(${name} decimal_size HOST ARGS --size 256MB
-                    EXIT_CODE 2 EXPECT "ambiguous size '256MB': use a binary suffix")
-  tutorial_add_test(${name} zero_size HOST ARGS --size=0
-                    EXIT_CODE 2 EXPECT "size '0' must be greater than zero")
-  tutorial_add_test(${name} overflow_size HOST ARGS --size 99999999TiB
-                    EXIT_CODE 2 EXPECT "size '99999999TiB' is too large")
-  tutorial_add_test(${name} bad_iters HOST ARGS --iters -3
-                    EXIT_CODE 2 EXPECT "--iters: number '-3' is out of range")
-  tutorial_add_test(${name} bad_device HOST ARGS --device one
-                    EXIT_CODE 2 EXPECT "--device: invalid number 'one'")
   # With every GPU hidden the program must say SKIP and exit 77; this test expects exactly that,
   # so it passes (rather than skips) on any machine.
   tutorial_add_test(${name} no_device HOST ARGS --quick ENVIRONMENT "CUDA_VISIBLE_DEVICES="
                     EXIT_CODE 77 EXPECT "SKIP: ${name}/[a-z_]+: no usable CUDA device")
-  # Limits only a real device can check.
-  # Run against the first section only: a later one may reject the size for its own reasons
-  # (see Section::check_options) before the device is asked.
-  list(GET arg_SECTIONS 0 first_section)
-  tutorial_add_test(${name} size_beyond_device ARGS ${first_section} --size 1000TiB NO_SANITIZE
-                    EXIT_CODE 2 EXPECT "--size 1000 TiB is larger than the .* of memory on device 0")
-  tutorial_add_test(${name} missing_device ARGS --device 1023 NO_SANITIZE
-                    EXIT_CODE 2 EXPECT "--device 1023: this machine has [0-9]+ CUDA device")
 endfunction()
 
 # One test, named <chapter>.<test>. It passes only if the program exits with EXIT_CODE (default

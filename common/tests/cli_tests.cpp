@@ -144,3 +144,68 @@ Result test_format(Context& ctx) {
         wrong == 0, tutorial::format("%d of %zu formatted strings match",
                                      static_cast<int>(std::size(cases)) - wrong, std::size(cases)));
 }
+
+Result test_section_options(Context& ctx) {
+    using tutorial::GiB;
+    using tutorial::KiB;
+    using tutorial::Takes;
+    struct Described {
+        Takes takes;
+        const char* expected;
+    };
+    const Described described[] = {
+        {Takes{}, ""},
+        {Takes{}.size(4 * KiB, 4 * GiB).iters(),
+         "--size (a multiple of 4 KiB, at most 4 GiB), --iters"},
+        {Takes{}.size(1, 4 * GiB), "--size (at most 4 GiB)"},
+        {Takes{}.iters(21), "--iters (at least 21)"},
+        {Takes{}.workers(2, 16), "--workers (2 to 16)"},
+    };
+    int wrong = 0;
+    for (const Described& d : described) {
+        const std::string got = tutorial::describe(d.takes);
+        if (got != d.expected) {
+            ++wrong;
+            std::printf("  describe: expected '%s', got '%s'\n", d.expected, got.c_str());
+        }
+    }
+    struct Limited {
+        std::size_t size;
+        int iters;
+        int workers;
+        const char* problem;  // "" when the values suit the section
+    };
+    const Takes takes = Takes{}.size(4 * KiB, 4 * GiB).iters(21).workers(2, 16);
+    const Limited limited[] = {
+        {0, 0, 0, ""},
+        {8 * KiB, 21, 16, ""},
+        {5000, 0, 0, "--size 4.9 KiB is not a multiple of 4 KiB"},
+        {8 * GiB, 0, 0, "--size 8 GiB is more than 4 GiB"},
+        {0, 5, 0, "--iters 5 is less than 21"},
+        {0, 0, 1, "--workers 1 is less than 2"},
+        {0, 0, 17, "--workers 17 is more than 16"},
+    };
+    for (const Limited& l : limited) {
+        tutorial::Options options;
+        options.size = l.size;
+        options.iters = l.iters;
+        options.workers = l.workers;
+        const std::string got = tutorial::check_limits(options, takes);
+        if (got != l.problem) {
+            ++wrong;
+            std::printf("  check_limits: expected '%s', got '%s'\n", l.problem, got.c_str());
+        }
+    }
+    // A section that does not take an option has no limits on it (run_chapter refuses the option
+    // when no section to be run takes it).
+    tutorial::Options huge;
+    huge.size = 1;
+    huge.iters = 1;
+    huge.workers = 1000;
+    wrong += tutorial::check_limits(huge, Takes{}).empty() ? 0 : 1;
+    const int cases = static_cast<int>(std::size(described) + std::size(limited)) + 1;
+    std::printf("%d descriptions and limit checks compared\n", cases);
+    return ctx.verdict(wrong == 0, tutorial::format("%d of %d descriptions and limit checks gave "
+                                                    "the expected text",
+                                                    cases - wrong, cases));
+}

@@ -1,4 +1,5 @@
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -77,4 +78,23 @@ Result test_driver_calls(Context& ctx) {
     std::printf("looking up cuNoSuchFunction: %s\n", missing ? problem : "found?!");
     return ctx.verdict(driver_value == runtime_value && line == expected && missing,
                        "driver and runtime agree on the SM count; CU_CHECK's line names the error");
+}
+
+Result test_device_memory(Context& ctx) {
+    // cudaMalloc takes its memory at once, so free_device_memory must drop by at least the size,
+    // and come back (give or take the allocator's rounding) after cudaFree.
+    const std::size_t bytes = ctx.size_or(64 << 20);
+    const std::size_t before = tutorial::free_device_memory();
+    void* memory = nullptr;
+    CUDA_CHECK(cudaMalloc(&memory, bytes));
+    const std::size_t during = tutorial::free_device_memory();
+    CUDA_CHECK(cudaFree(memory));
+    const std::size_t after = tutorial::free_device_memory();
+    std::printf("free device memory: %s before, %s with %s allocated, %s after\n",
+                tutorial::format_bytes(before).c_str(), tutorial::format_bytes(during).c_str(),
+                tutorial::format_bytes(bytes).c_str(), tutorial::format_bytes(after).c_str());
+    const std::size_t slack = 2 << 20;
+    return ctx.verdict(during + bytes <= before && after + slack >= before,
+                       "free_device_memory dropped by at least the size of a cudaMalloc and "
+                       "came back after cudaFree");
 }

@@ -2,26 +2,49 @@
 #include "tests.hpp"
 
 int main(int argc, char** argv) {
+    using tutorial::GiB;
+    using tutorial::KiB;
+    using tutorial::MiB;
     using tutorial::Section;
+    using tutorial::Takes;
     const tutorial::Chapter chapter{
         "common_tests",
         "Unit tests of the course's shared helpers",
         {
-            Section{"parse_size", "sizes with binary suffixes, good and bad", test_parse_size,
+            Section{"parse_size",
+                    "sizes with binary suffixes, good and bad",
+                    test_parse_size,
+                    {},
                     false},
-            Section{"parse_options", "the shared command line", test_parse_options, false},
-            Section{"format", "format() and format_bytes()", test_format, false},
-            Section{"error_line", "the line CUDA_CHECK prints, and its exit code", test_error_line,
+            Section{"parse_options", "the shared command line", test_parse_options, {}, false},
+            Section{"format", "format() and format_bytes()", test_format, {}, false},
+            // Takes options only so that the tests can give it values beyond its limits.
+            Section{"section_options", "what a section takes, described and checked",
+                    test_section_options, Takes{}.size(4 * KiB, GiB).iters(21).workers(2, 16),
                     false},
-            Section{"child_runner", "children that exit, crash, hang and echo", test_child_runner,
+            Section{"error_line",
+                    "the line CUDA_CHECK prints, and its exit code",
+                    test_error_line,
+                    {},
                     false},
-            Section{"child_channels", "read_line, and a descriptor passed over the socket",
-                    test_child_channels, false},
-            Section{"median", "median() and HostTimer", test_median, false},
+            Section{"child_runner",
+                    "children that exit, crash, hang and echo",
+                    test_child_runner,
+                    {},
+                    false},
+            Section{"passed_descriptor",
+                    "a descriptor handed to a child",
+                    test_passed_descriptor,
+                    {},
+                    false},
+            Section{"median", "median() and HostTimer", test_median, {}, false},
             Section{"event_timer", "EventTimer against a kernel of known duration",
                     test_event_timer},
             Section{"driver_calls", "driver functions looked up through the runtime",
                     test_driver_calls},
+            // Its limit is far above any GPU's memory, so that the tests reach the device's own.
+            Section{"device_memory", "free_device_memory around a cudaMalloc of --size",
+                    test_device_memory, Takes{}.size(MiB, std::size_t{64} << 40)},
         },
         {
             {"exit", child_exit},
@@ -29,7 +52,7 @@ int main(int argc, char** argv) {
             {"segfault", child_segfault},
             {"hang", child_hang},
             {"echo", child_echo},
-            {"conversation", child_conversation},
+            {"write_passed", child_write_passed},
             {"failing_call", child_failing_call},
         }};
     return tutorial::run_chapter(chapter, argc, argv);

@@ -1,4 +1,4 @@
-// The master/worker batch that `master_workers` and `robustness` both run.
+// The master/worker batch of master_workers.cu, which `robustness` runs too.
 #pragma once
 
 #include "common/child.hpp"
@@ -27,6 +27,3 @@ struct BatchOutcome {
 // its slice, waits for all (with a deadline) and checks every slice. Worker `crash_worker` (or
 // none, if -1) is told to crash in the middle of its task.
 BatchOutcome run_batch(int device, std::size_t count, int workers, int crash_worker);
-
-// Child role `slice_worker`: args device, "work" or "crash".
-int child_slice_worker(const std::vector<std::string>& args);
