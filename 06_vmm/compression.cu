@@ -17,6 +17,7 @@ using tutorial::EventTimer;
 using tutorial::format;
 using tutorial::format_bytes;
 using tutorial::gb_per_s;
+using tutorial::median_event_ms;
 using tutorial::median_ms;
 using tutorial::round_up;
 using tutorial::Table;
@@ -84,6 +85,40 @@ void free_region(const Region& region) {
     vmm_free(region.address, region.bytes);
 }
 
+struct Rates {
+    double write_gbps;
+    double read_gbps;
+    bool sum_ok;
+};
+
+// A kernel writes the whole buffer (zeros, or the pattern), then a kernel reads and sums it.
+Rates measure(std::uint32_t* data, std::size_t count, bool zeros, int runs) {
+    const std::size_t bytes = count * sizeof *data;
+    const double write_ms = median_event_ms(1, runs, [&] {
+        if (zeros) {
+            write_zeros<<<1024, 256>>>(reinterpret_cast<uint4*>(data), count / 4);
+            CUDA_CHECK_LAUNCH();
+        } else {
+            fill_on_device_async(data, count, 13, nullptr);
+        }
+    });
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    EventTimer timer;
+    const double read_ms = median_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));  // before the timed part
+        timer.start();
+        sum_on_device_async(data, count, sum, nullptr);
+        timer.stop();
+        return timer.elapsed_ms();
+    });
+    unsigned long long result = 0;
+    CUDA_CHECK(cudaMemcpy(&result, sum, sizeof result, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(sum));
+    return {gb_per_s(bytes, write_ms), gb_per_s(bytes, read_ms),
+            result == (zeros ? 0 : pattern_sum(count, 13))};
+}
+
 }  // namespace
 
 tutorial::Result run_compression(tutorial::Context& ctx) {
@@ -96,7 +131,6 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
     }
     const std::size_t bytes = round_up(ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30)),
                                        granularity(properties(ctx.device, true)));
-    const std::size_t count = bytes / 4;
     const int runs = ctx.iters_or(ctx.quick() ? 3 : 10);
     std::printf(
         "Two %s VMM allocations, one requested with CU_MEM_ALLOCATION_COMP_GENERIC. For each,\n"
@@ -110,50 +144,24 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
                  {"write GB/s", Align::right},
                  {"read GB/s", Align::right},
                  {"sum"}});
-    unsigned long long* sum = nullptr;
-    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
-    EventTimer timer;
     int wrong = 0;
     bool granted_compression = false;
-    double rates[2][2][2] = {};  // [compressible][zeros][write, read]
+    Rates rates[2][2] = {};  // [compressible][zeros]
     for (const bool compressible : {true, false}) {
         const Region region = make_region(ctx.device, bytes, compressible);
         if (compressible) granted_compression = region.compressed;
         auto* data = reinterpret_cast<std::uint32_t*>(region.address);
         for (const bool zeros : {true, false}) {
-            const double write_ms = median_ms(1, runs, [&] {
-                timer.start();
-                if (zeros) {
-                    write_zeros<<<1024, 256>>>(reinterpret_cast<uint4*>(data), count / 4);
-                    CUDA_CHECK_LAUNCH();
-                } else {
-                    fill_on_device_async(data, count, 13, nullptr);
-                }
-                timer.stop();
-                return timer.elapsed_ms();
-            });
-            unsigned long long result = 0;
-            const double read_ms = median_ms(1, runs, [&] {
-                CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
-                timer.start();
-                sum_on_device_async(data, count, sum, nullptr);
-                timer.stop();
-                return timer.elapsed_ms();
-            });
-            CUDA_CHECK(cudaMemcpy(&result, sum, sizeof result, cudaMemcpyDeviceToHost));
-            const bool ok = result == (zeros ? 0 : pattern_sum(count, 13));
-            rates[compressible][zeros][0] = gb_per_s(bytes, write_ms);
-            rates[compressible][zeros][1] = gb_per_s(bytes, read_ms);
-            wrong += ok ? 0 : 1;
+            const Rates r = measure(data, bytes / 4, zeros, runs);
+            rates[compressible][zeros] = r;
+            wrong += r.sum_ok ? 0 : 1;
             table.add_row({compressible ? "requested compressible" : "ordinary",
                            region.compressed ? "compressible" : "not compressible",
-                           zeros ? "all zeros" : "pattern",
-                           format("%.0f", gb_per_s(bytes, write_ms)),
-                           format("%.0f", gb_per_s(bytes, read_ms)), ok ? "correct" : "WRONG"});
+                           zeros ? "all zeros" : "pattern", format("%.0f", r.write_gbps),
+                           format("%.0f", r.read_gbps), r.sum_ok ? "correct" : "WRONG"});
         }
         free_region(region);
     }
-    CUDA_CHECK(cudaFree(sum));
     table.print();
     std::printf(
         "\nThe driver %s the compressible request (cuMemGetAllocationPropertiesFromHandle).\n"
@@ -161,8 +169,10 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
         "compressible memory wrote all-zero data %.2fx and read it %.2fx as fast as ordinary\n"
         "memory; for the pattern, %.2fx and %.2fx. Compression saves DRAM traffic when the data\n"
         "compresses and cannot help when it does not.\n",
-        granted_compression ? "granted" : "did not grant", rates[1][1][0] / rates[0][1][0],
-        rates[1][1][1] / rates[0][1][1], rates[1][0][0] / rates[0][0][0],
-        rates[1][0][1] / rates[0][0][1]);
+        granted_compression ? "granted" : "did not grant",
+        rates[1][1].write_gbps / rates[0][1].write_gbps,
+        rates[1][1].read_gbps / rates[0][1].read_gbps,
+        rates[1][0].write_gbps / rates[0][0].write_gbps,
+        rates[1][0].read_gbps / rates[0][0].read_gbps);
     return ctx.verdict(wrong == 0, "every sum over every kind of memory and contents was right");
 }
