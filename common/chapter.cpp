@@ -6,7 +6,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
