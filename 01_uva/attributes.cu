@@ -106,11 +106,13 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
     CUDA_CHECK(cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, ctx.device));
     CUDA_CHECK(cudaDeviceGetAttribute(&registered_same_address,
                                       cudaDevAttrCanUseHostPointerForRegisteredMem, ctx.device));
+    // Every answer this section expects is the one a unified address space gives.
+    if (uva != 1) return ctx.skip("unifiedAddressing is 0: no unified address space here");
     std::printf(
-        "unifiedAddressing = %d: %s\n\n", uva,
-        uva ? "the host and every GPU share one 64-bit virtual address space, so CUDA can tell\n"
-              "from the address alone which allocation (and which device) a pointer belongs to."
-            : "no unified address space; pointer attributes only work for CUDA allocations.");
+        "unifiedAddressing = %d: the host and every GPU share one 64-bit virtual address space, so "
+        "CUDA can tell\nfrom the address alone which allocation (and which device) a pointer "
+        "belongs to.\n\n",
+        uva);
 
     const Allocations m;
     int on_the_stack[16] = {};

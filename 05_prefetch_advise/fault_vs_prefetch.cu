@@ -69,22 +69,23 @@ double pinned_copy_ms(std::size_t count, int runs, int& wrong) {
     return ms;
 }
 
-// Kernel-written data read by the CPU: faulting back, or after a prefetch to the host.
+// Kernel-written data read by the CPU: faulting back, or after a prefetch to the host. Each run
+// writes its own seed, so that an element check tells this run's data from the last one's.
 Medians to_cpu(std::uint32_t* managed, std::size_t count, int runs, int& wrong) {
     const std::size_t bytes = count * sizeof *managed;
-    const std::uint32_t seed = 4;
-    const std::uint64_t expected = pattern_sum(count, seed);
     std::vector<double> faults, prefetches, resident;
     tutorial::EventTimer timer;
     for (int r = 0; r < runs; ++r) {
+        const std::uint32_t seed = 4 + 2 * r;
+        const std::uint64_t expected = pattern_sum(count, seed);
         timed_device_fill(managed, count, seed);  // pages now on the GPU
         tutorial::HostTimer host_timer;
         wrong += sum_on_host(managed, count) != expected;
         faults.push_back(host_timer.elapsed_ms());
-        // The sum cannot tell seed 4 from seed 3 (see patterns.hpp); the elements can.
+        // The sum cannot tell one seed from another (see patterns.hpp); the elements can.
         wrong += mismatches_on_host(managed, count, seed) != 0;
 
-        timed_device_fill(managed, count, seed);
+        timed_device_fill(managed, count, seed + 1);
         timer.start();
         CUDA_CHECK(cudaMemPrefetchAsync(managed, bytes, host_location(), 0, nullptr));
         timer.stop();
@@ -92,6 +93,7 @@ Medians to_cpu(std::uint32_t* managed, std::size_t count, int runs, int& wrong) 
         host_timer.restart();
         wrong += sum_on_host(managed, count) != expected;
         resident.push_back(host_timer.elapsed_ms());
+        wrong += mismatches_on_host(managed, count, seed + 1) != 0;
     }
     return {tutorial::median(faults), tutorial::median(prefetches), tutorial::median(resident)};
 }

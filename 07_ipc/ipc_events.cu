@@ -45,6 +45,12 @@ int child_consumer(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     unsigned long long* sum = nullptr;
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    // One sum before the first batch, so that the kernel is loaded: from now on the consumer
+    // answers a batch within a few milliseconds, long before the master's batch is ready.
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    sum_on_device_async(static_cast<const std::uint32_t*>(data), count, sum, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    send_line(tutorial::child_passed_fd, "ready");
     while (std::getline(std::cin, line)) {  // "batch N"
         CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, stream));
         CUDA_CHECK(cudaStreamWaitEvent(stream, produced, 0));  // the master's work comes first
@@ -89,10 +95,16 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     channel.close_worker_end();
     consumer.send(to_hex(&memory_handle, sizeof memory_handle) + " " +
                   to_hex(&event_handle, sizeof event_handle) + " " + std::to_string(count) + "\n");
+    // Only once the consumer is up (its context made, the handles open): otherwise batch 0 would
+    // be long finished before the consumer could look, and prove nothing about the event.
+    std::string ready;
+    const bool started = read_line(channel.master_end(), ready, 60.0) && ready == "ready";
+    std::printf("The consumer %s.\n\n",
+                started ? "has opened both handles and is ready" : "did not say it was ready");
     tutorial::Table table(
         {{"batch", Align::right}, {"consumer says"}, {"expected sum", Align::right}, {"ok"}});
     int in_order = 0;
-    for (int b = 0; b < batches; ++b) {
+    for (int b = 0; b < batches && started; ++b) {
         tutorial::launch_busy(stream, 20.0);
         CUDA_CHECK(cudaMemsetAsync(buffer, b + 1, count * sizeof *buffer, stream));
         CUDA_CHECK(cudaEventRecord(produced, stream));
@@ -107,6 +119,7 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
                        format("%llu", static_cast<unsigned long long>(expected)),
                        ok ? "yes" : "NO"});
         // The next batch overwrites the buffer: only after the consumer has answered.
+        if (!answered) break;
     }
     const ChildResult ended = consumer.wait(30.0);
     table.print();

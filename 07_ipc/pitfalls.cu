@@ -41,7 +41,8 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     void* managed = nullptr;
     CUDA_CHECK(cudaMalloc(&buffer, 1 << 20));
     CUDA_CHECK(cudaMallocManaged(&managed, 1 << 20));
-    fill_on_device(static_cast<std::uint32_t*>(buffer), (1 << 20) / 4, 0);
+    // Seed 5: the values looked for below are not 0, which fresh memory may hold anyway.
+    fill_on_device(static_cast<std::uint32_t*>(buffer), (1 << 20) / 4, 5);
     cudaIpcMemHandle_t handle{};
     CUDA_CHECK(cudaIpcGetMemHandle(&handle, buffer));
 
@@ -71,17 +72,17 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(4 KiB into a cudaMalloc allocation)",
                 cudaGetErrorName(interior));
     // Where does that handle lead? Another process opens it and looks at the first value.
-    // pattern(i, 0) is i * 2654435761, so the value tells the element: 0 is the start.
+    // pattern(i, 5) differs for every element, so the value tells which one it is.
     const ChildResult peek =
         run_child("open_and_peek", {args.at(0)}, to_hex(&interior_handle, sizeof interior_handle));
     const std::size_t at = peek.output.find("first value there: ");
     const unsigned long long first =
         at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);
-    const bool offset_lost = peek.succeeded() && first == pattern(0, 0);
+    const bool offset_lost = peek.succeeded() && first == pattern(0, 5);
     std::printf("%-58s -> %s\n", "  ...opened in another process, it points to",
                 !peek.succeeded() ? "(the opener failed)"
                 : offset_lost     ? "the start of the allocation: the 4 KiB offset is lost"
-                : first == pattern(1024, 0) ? "the interior address"
+                : first == pattern(1024, 5) ? "the interior address"
                                             : "somewhere unexpected");
     std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(managed memory)",
                 cudaGetErrorName(of_managed));
