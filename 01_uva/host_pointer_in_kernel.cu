@@ -1,6 +1,7 @@
 // Section `host_pointer_in_kernel`: under UVA a kernel can use a pinned host pointer as it is.
 // Convenient, but every access crosses PCIe: measured here against device memory.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -41,10 +42,9 @@ Measurement time_sum(const std::uint32_t* data, std::size_t bytes, int iters) {
     return result;
 }
 
-}  // namespace
-
-tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
-    // 1. A kernel writes through the pointer cudaHostAlloc returned, untranslated.
+// 1. A kernel writes through the pointer cudaHostAlloc returned, untranslated. True if every
+// value arrived and cudaHostGetDevicePointer gave back the same address.
+bool write_through_host_pointer() {
     const std::size_t count = 1 << 20;
     std::uint32_t* host = nullptr;
     CUDA_CHECK(cudaHostAlloc(&host, count * sizeof *host, cudaHostAllocDefault));
@@ -62,7 +62,13 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
         "%zu wrong after cudaDeviceSynchronize. cudaHostGetDevicePointer returns %p, %s.\n\n",
         count, static_cast<void*>(host), wrong, device_view,
         device_view == host ? "the same address" : "a DIFFERENT address");
-    const bool direct_ok = wrong == 0 && device_view == host;
+    return wrong == 0 && device_view == host;
+}
+
+}  // namespace
+
+tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
+    const bool direct_ok = write_through_host_pointer();
 
     // 2. What that costs: the same reading kernel over pinned host and over device memory.
     const std::size_t bytes =
@@ -81,9 +87,16 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
 
     const Measurement over_host = time_sum(pinned, bytes, iters);
     const Measurement over_device = time_sum(device, bytes, iters);
+    // The yardstick for "PCIe speed": the copy engine moving the same bytes up the same link.
+    const double copy_ms = tutorial::median_event_ms(
+        1, iters, [&] { CUDA_CHECK(cudaMemcpy(device, pinned, bytes, cudaMemcpyDefault)); });
     CUDA_CHECK(cudaFree(device));
     CUDA_CHECK(cudaFreeHost(pinned));
 
+    const double host_gbps = tutorial::gb_per_s(bytes, over_host.ms);
+    const double device_gbps = tutorial::gb_per_s(bytes, over_device.ms);
+    const double copy_gbps = tutorial::gb_per_s(bytes, copy_ms);
+    const double peak_gbps = tutorial::peak_memory_gbps(ctx.device);
     std::printf("Reading %s with one kernel (16-byte loads), median of %d runs:\n",
                 tutorial::format_bytes(bytes).c_str(), iters);
     tutorial::Table table({{"kernel reads"},
@@ -91,16 +104,30 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
                            {"GB/s", tutorial::Align::right},
                            {"sum correct"}});
     table.add_row({"pinned host memory (over PCIe)", tutorial::format("%.3f", over_host.ms),
-                   tutorial::format("%.1f", tutorial::gb_per_s(bytes, over_host.ms)),
-                   over_host.sum == expected ? "yes" : "NO"});
-    table.add_row({"device memory (HBM)", tutorial::format("%.3f", over_device.ms),
-                   tutorial::format("%.1f", tutorial::gb_per_s(bytes, over_device.ms)),
+                   tutorial::format("%.1f", host_gbps), over_host.sum == expected ? "yes" : "NO"});
+    table.add_row({"device memory", tutorial::format("%.3f", over_device.ms),
+                   tutorial::format("%.1f", device_gbps),
                    over_device.sum == expected ? "yes" : "NO"});
+    table.add_row({"(for comparison: pinned cudaMemcpy up)", tutorial::format("%.3f", copy_ms),
+                   tutorial::format("%.1f", copy_gbps), ""});
     table.print();
     std::printf(
-        "\nDevice memory is %.0fx faster to read: data used more than once, or by many\n"
-        "threads, belongs in device memory. Zero-copy access suits data touched once.\n",
-        over_host.ms / over_device.ms);
+        "\nThe device memory read reached %.0f%% of its %.0f GB/s peak (memory clock x 2 x bus\n"
+        "width). Data used more than once, or by many threads, belongs in device memory;\n"
+        "zero-copy access suits data touched once.\n\n",
+        100.0 * device_gbps / peak_gbps, peak_gbps);
+    ctx.claim(tutorial::at_least(
+        "a kernel reading pinned host memory runs at PCIe speed (its GB/s / a pinned copy's)",
+        host_gbps / copy_gbps, 0.4, "x",
+        "the kernel's reads over the link were not kept in flight in enough numbers: too few "
+        "threads, or a link slower for reads than for the copy engine's writes"));
+    ctx.claim(tutorial::at_most(
+        "...and no faster than the link allows (its GB/s / a pinned copy's)", host_gbps / copy_gbps,
+        1.3, "x", "the data did not come over the link: was it cached on the GPU?"));
+    ctx.claim(tutorial::at_least("the same kernel reads device memory many times faster",
+                                 device_gbps / host_gbps, 10.0, "x",
+                                 "the buffer was too small for the device read to leave launch "
+                                 "overhead behind (try a larger --size)"));
 
     return ctx.verdict(direct_ok && over_host.sum == expected && over_device.sum == expected,
                        "kernel writes through the host pointer verified, cudaHostGetDevicePointer "

@@ -241,6 +241,13 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
     std::free(touched);
     print_memlock(bytes);
 
+    std::printf("\n");
+    ctx.claim(tutorial::at_least(
+        "pinning memory that is already touched (cudaHostRegister) is cheaper than a new "
+        "cudaMallocHost of the same size",
+        costs.malloc_host.acquire_ms / costs.registration.acquire_ms, 2.0, "x",
+        "cudaMallocHost got its pages cheaply (for example from huge pages the kernel had ready), "
+        "or registration had to fault pages in"));
     const bool ok = malloc_unknown && costs.malloc_host.known_to_cuda &&
                     costs.host_alloc_wc.known_to_cuda && costs.registration.known_to_cuda &&
                     costs.forgotten_after_unregister;

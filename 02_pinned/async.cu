@@ -79,9 +79,13 @@ CallTiming time_async_call(void* destination, const void* source, std::size_t by
     return {tutorial::median(returned), tutorial::median(finished)};
 }
 
+struct Calls {
+    double blocked_share[2][2];  // [pageable, pinned][up, down]: the call's time / the copy's
+    int failures;                // copies whose data did not arrive
+};
+
 // Part 1: how long the call blocks the CPU, from pageable and from pinned memory, both ways.
-// Returns the number of copies whose data did not arrive.
-int time_calls(std::size_t bytes, int runs) {
+Calls time_calls(std::size_t bytes, int runs) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -91,7 +95,7 @@ int time_calls(std::size_t bytes, int runs) {
                            {"call returned after ms", tutorial::Align::right},
                            {"copy done after ms", tutorial::Align::right},
                            {"CPU blocked for", tutorial::Align::right}});
-    int failures = 0;
+    Calls result{};
     std::uint32_t seed = 21;
     for (MemoryKind kind : {MemoryKind::pageable, MemoryKind::pinned}) {
         const Buffer host(kind, bytes);
@@ -103,7 +107,9 @@ int time_calls(std::size_t bytes, int runs) {
             const CallTiming t =
                 time_async_call(destination.get(), source.get(), bytes, stream, runs);
             const bool ok = mismatches(destination, count, seed) == 0;
-            failures += ok ? 0 : 1;
+            result.failures += ok ? 0 : 1;
+            result.blocked_share[kind == MemoryKind::pinned][to_device ? 0 : 1] =
+                t.returned_ms / t.finished_ms;
             calls.add_row({tutorial::kind_name(kind),
                            to_device ? "host -> device" : "device -> host",
                            format("%.3f", t.returned_ms), format("%.3f", t.finished_ms),
@@ -114,7 +120,7 @@ int time_calls(std::size_t bytes, int runs) {
     }
     calls.print();
     CUDA_CHECK(cudaStreamDestroy(stream));
-    return failures;
+    return result;
 }
 
 // The four buffers of the pipeline: pinned input and output on the host, and their device twins.
@@ -191,8 +197,9 @@ double run_pipeline(const Pipeline& p, const std::vector<cudaStream_t>& streams,
 }
 
 struct Overlap {
-    double serial_ms;  // the three stages one after the other
-    int failures;      // pipeline runs with wrong results
+    double serial_ms;       // the three stages one after the other
+    double four_streams_x;  // the speed-up of K = 4 over K = 1
+    int failures;           // pipeline runs with wrong results
 };
 
 // Part 2: the pipeline over K = 1, 2, 4, ... streams, as a table.
@@ -221,11 +228,13 @@ Overlap overlap(std::size_t bytes, int runs, const std::vector<int>& stream_coun
                            {"results"}});
     int failures = 0;
     double one_stream_ms = 0.0;
+    double four_streams_x = 0.0;
     for (int k : stream_counts) {
         std::size_t wrong = 0;
         const double ms = tutorial::median_ms(
             1, runs, [&] { return run_pipeline(p, streams, k, s.rounds, wrong); });
         if (k == 1) one_stream_ms = ms;
+        if (k == 4) four_streams_x = one_stream_ms / ms;
         failures += wrong == 0 ? 0 : 1;
         table.add_row({format("%d", k), format("%.3f", ms),
                        format("%.3f", longest_ms + (serial_ms - longest_ms) / k),
@@ -234,7 +243,7 @@ Overlap overlap(std::size_t bytes, int runs, const std::vector<int>& stream_coun
     }
     table.print();
     for (cudaStream_t stream : streams) CUDA_CHECK(cudaStreamDestroy(stream));
-    return {serial_ms, failures};
+    return {serial_ms, four_streams_x, failures};
 }
 
 }  // namespace
@@ -246,7 +255,8 @@ tutorial::Result run_async(tutorial::Context& ctx) {
         "Part 1: cudaMemcpyAsync of %s on a stream. A host timer reads when the call returns\n"
         "and when cudaStreamSynchronize says the copy is done (median of %d).\n\n",
         tutorial::format_bytes(bytes).c_str(), runs);
-    int failures = time_calls(bytes, runs);
+    const Calls calls = time_calls(bytes, runs);
+    int failures = calls.failures;
     std::printf(
         "\nFrom pageable memory the call cannot return before the driver has pushed the data\n"
         "through its staging buffer, so the CPU is blocked for (nearly) the whole copy: the\n"
@@ -257,11 +267,31 @@ tutorial::Result run_async(tutorial::Context& ctx) {
         ctx.quick() ? std::vector<int>{1, 4} : std::vector<int>{1, 2, 4, 8};
     const Overlap o = overlap(bytes, runs, stream_counts);
     failures += o.failures;
+    const int engines = tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount);
     std::printf(
         "\nSerial (the three stages one after the other): %.3f ms. With asyncEngineCount = %d\n"
         "copy engines, uploads, downloads and kernels can all run at the same time. Every run's\n"
-        "output was checked element by element against the CPU's closed form of the kernel.\n",
-        o.serial_ms, tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount));
+        "output was checked element by element against the CPU's closed form of the kernel.\n\n",
+        o.serial_ms, engines);
+    ctx.claim(tutorial::at_most(
+        "a pinned cudaMemcpyAsync host -> device returns long before the copy is done (call "
+        "time as a share of the copy's)",
+        100.0 * calls.blocked_share[1][0], 30.0, "%",
+        "the call waited for the copy: is the host buffer really pinned, and the stream not "
+        "the legacy default stream of a busy device?"));
+    ctx.claim(tutorial::at_least(
+        "a pageable cudaMemcpyAsync host -> device blocks the CPU for most of the copy",
+        100.0 * calls.blocked_share[0][0], 50.0, "%",
+        "this system let the copy engine read pageable memory directly (HMM or a coherent "
+        "CPU-GPU link), so no staging through the CPU was needed"));
+    ctx.claim(tutorial::at_least("4 streams finish the chunked pipeline sooner than 1",
+                                 o.four_streams_x, 1.3, "x",
+                                 "the stages did not overlap: the copies and kernels may have "
+                                 "been too short for their launch costs to hide"),
+              engines >= 2 ? ""
+                           : format("this device has %d copy engine(s); overlapping an "
+                                    "upload with a download needs 2",
+                                    engines));
     return ctx.verdict(failures == 0,
                        format("every async copy delivered its data and every pipeline run "
                               "(K = 1 to %d streams) produced the CPU's expected results",

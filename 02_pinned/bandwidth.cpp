@@ -66,6 +66,7 @@ struct Totals {
     int failed = 0;
     double pinned_small_us = 0.0;    // one pinned host -> device copy of the smallest size
     double pinned_large_gbps = 0.0;  // pinned host -> device at the largest size
+    double large_ratio[2] = {};      // pinned / pageable at the largest size: [0] up, [1] down
 };
 
 // One table: copies of every size in one direction, between `device` and each kind of host
@@ -113,6 +114,8 @@ void measure_direction(bool to_device, const std::vector<std::size_t>& sizes,
             ++seed;
         }
         if (to_device && bytes == sizes.back()) totals.pinned_large_gbps = gbps[pinned];
+        if (bytes == sizes.back())
+            totals.large_ratio[to_device ? 0 : 1] = gbps[pinned] / gbps[pageable];
         row.push_back(format("%.1fx", gbps[pinned] / gbps[pageable]));
         table.add_row(row);
     }
@@ -161,6 +164,26 @@ tutorial::Result run_bandwidth(tutorial::Context& ctx) {
             "chunk into the driver's pinned staging buffer first.\n",
             tutorial::format_bytes(sizes.front()).c_str(), totals.pinned_small_us,
             totals.pinned_large_gbps, wire_us);
+    }
+    const std::string large = tutorial::format_bytes(sizes.back());
+    const char* why_pageable =
+        "the pageable buffer was copied as fast as the pinned one, so the staging copy through "
+        "the CPU cost nothing extra: a very fast CPU memory system, or a size small enough to stay "
+        "in the CPU's caches";
+    for (int direction = 0; direction < 2; ++direction) {
+        ctx.claim(tutorial::at_least(format("pinned beats pageable for a %s copy %s", large.c_str(),
+                                            direction == 0 ? "host -> device" : "device -> host"),
+                                     totals.large_ratio[direction], 1.5, "x", why_pageable));
+    }
+    if (sizes.size() > 1) {
+        const double wire_us =
+            static_cast<double>(sizes.front()) / (totals.pinned_large_gbps * 1e9) * 1e6;
+        ctx.claim(tutorial::at_least(
+            format("a pinned %s copy is latency-bound (its time / its bytes at the %s rate)",
+                   tutorial::format_bytes(sizes.front()).c_str(), large.c_str()),
+            totals.pinned_small_us / wire_us, 5.0, "x",
+            "the fixed cost of a copy (the call, starting the copy engine, completion) is "
+            "unusually small here, or the largest copy was too slow to set the rate"));
     }
     return ctx.verdict(totals.failed == 0, format("%d of %d timed copies delivered exactly the "
                                                   "data that was sent",

@@ -9,22 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <string>
 
 using tutorial::format;
 
 namespace {
-
-// Linux lists a "hypervisor" CPU flag inside a virtual machine.
-bool running_in_virtual_machine() {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line)) {
-        if (line.rfind("flags", 0) == 0) return line.find(" hypervisor") != std::string::npos;
-    }
-    return false;
-}
 
 struct Speeds {
     double write_gbps;  // the CPU writing the buffer
@@ -106,11 +94,21 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
         "buffer and sends them out in bursts, which is why writing and uploading stay fast, but\n"
         "every read has to go all the way to DRAM and waits for it.\n",
         100.0 * wc_read_share);
+    std::printf("\n");
+    ctx.claim(tutorial::at_most("the CPU reads write-combined memory much slower than ordinary "
+                                "pinned memory (WC read speed / pinned read speed)",
+                                100.0 * wc_read_share, 50.0, "%",
+                                "the CPU caches this memory: the page attributes the driver "
+                                "asked for were not applied"),
+              tutorial::running_in_virtual_machine()
+                  ? "this runs in a virtual machine, whose hypervisor may map guest memory as "
+                    "ordinary cached memory whatever the guest asks for"
+                  : "");
     if (wc_read_share > 0.5) {
         std::printf(
             "Here the reads were not slow, so this CPU is not treating the memory as\n"
             "write-combined%s.\n",
-            running_in_virtual_machine()
+            tutorial::running_in_virtual_machine()
                 ? ": it runs in a virtual machine (the \"hypervisor\" CPU flag is set), and a\n"
                   "hypervisor may map guest memory as ordinary cached memory whatever the guest's\n"
                   "page tables ask for"

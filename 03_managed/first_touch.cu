@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -71,16 +72,33 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
     const double size = static_cast<double>(bytes);
     const auto nothing = [&](double used) { return used < size / 8; };
     const auto all = [&](double used) { return used > size * 7 / 8; };
-    const bool ok = nothing(on_alloc) && all(on_gpu_touch) && nothing(on_alloc_2) &&
-                    nothing(on_cpu_touch) && all(on_cuda_malloc);
+    const auto used = [](double bytes_used) {
+        return bytes_used >= 0
+                   ? tutorial::format_bytes(static_cast<std::size_t>(bytes_used))
+                   : "-" + tutorial::format_bytes(static_cast<std::size_t>(-bytes_used));
+    };
     std::printf(
         "\nThe managed allocation itself took no device memory; the kernel's first touch did,\n"
         "page by page as it faulted them in. Pages first touched by the CPU live in host\n"
         "memory and cost the GPU nothing until a kernel uses them. cudaMalloc takes its memory\n"
         "at once. This is also what lets managed allocations exceed the GPU's memory\n"
         "(oversubscription): pages are evicted to the host when the GPU runs out. This course\n"
-        "never asks for more managed memory than the GPU has free; the README says why.\n");
-    return ctx.verdict(ok,
-                       "device memory used: ~none on cudaMallocManaged and on CPU touch, "
-                       "~all of it on the GPU's first touch and on cudaMalloc");
+        "never asks for more managed memory than the GPU has free; the README says why.\n\n");
+    const bool first = ctx.claim(tutorial::observed(
+        "a managed allocation takes device memory only when a kernel first "
+        "touches it",
+        nothing(on_alloc) && all(on_gpu_touch),
+        used(on_alloc) + " at cudaMallocManaged, " + used(on_gpu_touch) + " at the kernel's touch",
+        "the driver placed the pages on the GPU at allocation time"));
+    const bool second = ctx.claim(tutorial::observed(
+        "pages the CPU touches first cost the GPU nothing",
+        nothing(on_alloc_2) && nothing(on_cpu_touch),
+        used(on_alloc_2) + " at allocation, " + used(on_cpu_touch) + " at the CPU's touch",
+        "the CPU's touch was served from GPU memory (a coherent system)"));
+    const bool third = ctx.claim(tutorial::observed(
+        "cudaMalloc takes all of its device memory at once", all(on_cuda_malloc),
+        used(on_cuda_malloc) + " at cudaMalloc", "the driver reserved the memory lazily"));
+    return ctx.verdict(first && second && third,
+                       "device memory in use compared with the allocation size after each step "
+                       "(judged in the CLAIM lines)");
 }

@@ -1,7 +1,14 @@
-// Section `properties`: which kind of unified-memory system this is.
+// Section `properties`: which kind of unified-memory system this is. Each property predicts a
+// behaviour, and the section tries it (in a child process where it can crash).
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/patterns.hpp"
 #include "sections.hpp"
+
+#include <string>
+
+using tutorial::Prediction;
 
 namespace {
 
@@ -24,37 +31,63 @@ const char* unified_memory_kind(const cudaDeviceProp& prop) {
            "while any kernel runs, and a CPU access then is a segmentation fault";
 }
 
+// managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy.
+Prediction managed_round_trip(int value) {
+    const std::size_t count = 1 << 16;
+    std::uint32_t* data = nullptr;
+    const cudaError_t status = cudaMallocManaged(&data, count * sizeof *data);
+    cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
+    bool worked = false;
+    if (status == cudaSuccess) {
+        fill_on_device(data, count, 9);
+        worked = mismatches_on_host(data, count, 9) == 0;
+        CUDA_CHECK(cudaFree(data));
+    }
+    return {"managedMemory", value,
+            value ? "a kernel's writes to cudaMallocManaged memory are read by the CPU"
+                  : "cudaMallocManaged is refused",
+            value ? worked : status != cudaSuccess,
+            status != cudaSuccess
+                ? std::string("cudaMallocManaged returned ") + cudaGetErrorName(status)
+            : worked ? "the CPU read all 65536 values the kernel wrote"
+                     : "the CPU read WRONG values"};
+}
+
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    // cudaDeviceGetAttribute reads one property at a time, as an int.
-    const auto attribute = [&](cudaDeviceAttr which) {
-        int value = 0;
-        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
-        return value;
-    };
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
-    const std::vector<tutorial::DeviceFact> facts = {
-        {"managedMemory", prop.managedMemory, attribute(cudaDevAttrManagedMemory),
-         "cudaMallocManaged and __managed__ work"},
-        {"concurrentManagedAccess", prop.concurrentManagedAccess,
-         attribute(cudaDevAttrConcurrentManagedAccess),
-         "the CPU may touch managed memory while kernels run"},
-        {"pageableMemoryAccess", prop.pageableMemoryAccess,
-         attribute(cudaDevAttrPageableMemoryAccess),
-         "kernels may dereference plain malloc/new memory"},
-        {"pageableMemoryAccessUsesHostPageTables", prop.pageableMemoryAccessUsesHostPageTables,
-         attribute(cudaDevAttrPageableMemoryAccessUsesHostPageTables),
-         "...through the CPU's own page tables (hardware coherence)"},
-        {"directManagedMemAccessFromHost", prop.directManagedMemAccessFromHost,
-         attribute(cudaDevAttrDirectManagedMemAccessFromHost),
-         "the CPU reads GPU-resident managed memory without migrating it"},
-        {"hostNativeAtomicSupported", prop.hostNativeAtomicSupported,
-         attribute(cudaDevAttrHostNativeAtomicSupported),
-         "GPU atomics on host memory are native, not emulated"},
+    const std::vector<std::string> device = {std::to_string(ctx.device)};
+
+    // The same children the `concurrency` and `system_allocator` sections run.
+    const tutorial::ChildResult touch = tutorial::run_child("touch_during_kernel", device);
+    const int concurrent = prop.concurrentManagedAccess;
+    const tutorial::ChildResult system =
+        tutorial::run_child("system_memory", {device[0], "malloc"});
+    const bool illegal_address = system.exited && system.exit_code == 1 &&
+                                 system.output.find("cudaErrorIllegalAddress") != std::string::npos;
+    const int pageable = prop.pageableMemoryAccess;
+
+    const std::vector<Prediction> predictions = {
+        managed_round_trip(prop.managedMemory),
+        {"concurrentManagedAccess", concurrent,
+         concurrent ? "the CPU may write managed memory while a kernel runs"
+                    : "a CPU write to managed memory during a kernel is a segmentation fault",
+         concurrent ? touch.succeeded() : touch.crashed(),
+         "a child that tried: " + touch.describe()},
+        {"pageableMemoryAccess", pageable,
+         pageable ? "a kernel can use memory from malloc"
+                  : "a kernel on malloc memory stops with cudaErrorIllegalAddress",
+         pageable ? system.succeeded() : illegal_address,
+         "a child that tried: " +
+             (illegal_address ? std::string("cudaErrorIllegalAddress") : system.describe())},
     };
-    return tutorial::check_device_facts(
-        ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts,
-        std::string("This system: ") + unified_memory_kind(prop) + ".");
+    return tutorial::check_predictions(
+        ctx, predictions,
+        std::string("Not tried here: directManagedMemAccessFromHost = ") +
+            std::to_string(prop.directManagedMemAccessFromHost) +
+            " (chapter 05 shows it), hostNativeAtomicSupported = " +
+            std::to_string(prop.hostNativeAtomicSupported) +
+            ".\nThis system: " + unified_memory_kind(prop) + ".");
 }

@@ -7,6 +7,7 @@
 #include "sections.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace {
 
@@ -50,6 +51,16 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
         "systems. x keeps its default, global visibility: there the CPU may read it only after\n"
         "the synchronization.\n",
         concurrent ? 1 : 0, concurrent ? ", so the write would be allowed anyway" : "");
+    ctx.claim(
+        tutorial::observed("attached to the host, y may be written by the CPU while a "
+                           "kernel runs",
+                           running == cudaErrorNotReady && y == 20,
+                           "the write happened during the kernel and y = " + std::to_string(y),
+                           "the kernel had already finished, or the attach did not complete"),
+        concurrent ? "concurrentManagedAccess = 1 here, so the CPU may write any managed "
+                     "memory during a kernel: this run cannot tell that the attach is what "
+                     "allowed it"
+                   : "");
     return ctx.verdict(running == cudaErrorNotReady && x == 10 && y == 20,
                        tutorial::format("the host wrote y while stream1 was still running (%s), "
                                         "and afterwards x = %d (expected 10), y = %d (expected 20)",

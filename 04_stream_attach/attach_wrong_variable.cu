@@ -118,6 +118,14 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
                      "   works; the same code crashes on Windows, WSL or Jetson."
                    : "Here that is exactly what happened.");
 
+    ctx.claim(tutorial::observed("with only x attached, the CPU writing y during the kernel is a "
+                                 "segmentation fault",
+                                 wrong.crashed(), "the child " + wrong.describe(),
+                                 "this device lets the CPU touch managed memory during kernels"),
+              concurrent ? "concurrentManagedAccess = 1 here, so the CPU may touch any managed "
+                           "memory during a kernel and the rule cannot be shown"
+                         : "");
+
     std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
     const tutorial::ChildResult rules = tutorial::run_child("attach_rules", device);
     tutorial::print_child_output(rules);

@@ -129,6 +129,13 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
     ok += concurrent ? child.succeeded() : child.crashed();
+    ctx.claim(tutorial::observed("without cudaMemAttachHost, filling the new allocation while "
+                                 "another stream's kernel runs is a segmentation fault",
+                                 child.crashed(), "the child " + child.describe(),
+                                 "this device lets the CPU touch managed memory during kernels"),
+              concurrent ? "concurrentManagedAccess = 1 here, so the CPU may touch any managed "
+                           "memory during a kernel and the rule cannot be shown"
+                         : "");
 
     std::printf(
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"

@@ -1,25 +1,63 @@
 // Section `properties`: does this device need stream attach to let the CPU work during kernels?
+// Each property predicts a behaviour, and the section tries it (in a child where it can crash).
+#include "common/busy.hpp"
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
 #include "sections.hpp"
 
+#include <string>
+
+using tutorial::Prediction;
+
+namespace {
+
+// Two 20 ms kernels in two streams: side by side they end after about 20 ms, in turns after 40.
+Prediction concurrent_kernels(int value) {
+    cudaStream_t first = nullptr;
+    cudaStream_t second = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&first));
+    CUDA_CHECK(cudaStreamCreate(&second));
+    // Events on the legacy default stream bracket the work of both (blocking) streams.
+    const double ms = tutorial::median_event_ms(0, 1, [&] {
+        tutorial::launch_busy(first, 20.0);
+        tutorial::launch_busy(second, 20.0);
+    });
+    CUDA_CHECK(cudaStreamDestroy(first));
+    CUDA_CHECK(cudaStreamDestroy(second));
+    const bool side_by_side = ms < 30.0;
+    return {"concurrentKernels",
+            value,
+            value ? "kernels of two streams run side by side" : "kernels run one at a time",
+            side_by_side == (value != 0),
+            tutorial::format("two 20 ms kernels took %.1f ms together", ms),
+            tutorial::Evidence::timing};
+}
+
+}  // namespace
+
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    // cudaDeviceGetAttribute reads one property at a time, as an int.
-    const auto attribute = [&](cudaDeviceAttr which) {
-        int value = 0;
-        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
-        return value;
+    int concurrent = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, ctx.device));
+    int kernels = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&kernels, cudaDevAttrConcurrentKernels, ctx.device));
+    // The child of `attach_wrong_variable`: x attached to a stream, the CPU writes y meanwhile.
+    const tutorial::ChildResult child =
+        tutorial::run_child("wrong_variable", {std::to_string(ctx.device)});
+    const std::vector<Prediction> predictions = {
+        {"concurrentManagedAccess", concurrent,
+         concurrent ? "the CPU may write unattached managed memory while a kernel runs"
+                    : "a CPU write to unattached managed memory during a kernel is a segfault",
+         concurrent ? child.succeeded() : child.crashed(),
+         "a child that tried: " + child.describe()},
+        concurrent_kernels(kernels),
     };
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
-    const std::vector<tutorial::DeviceFact> facts = {
-        {"managedMemory", prop.managedMemory, attribute(cudaDevAttrManagedMemory),
-         "cudaMallocManaged works"},
-        {"concurrentManagedAccess", prop.concurrentManagedAccess,
-         attribute(cudaDevAttrConcurrentManagedAccess),
-         "0: CPU access during any kernel faults unless the memory is attached elsewhere"},
-        {"concurrentKernels", prop.concurrentKernels, attribute(cudaDevAttrConcurrentKernels),
-         "kernels from different streams may run at the same time"},
-    };
-    return tutorial::check_device_facts(ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts);
+    return tutorial::check_predictions(
+        ctx, predictions,
+        concurrent ? "With concurrentManagedAccess = 1 stream attach is a hint for performance;\n"
+                     "where it is 0 (Windows, WSL, Jetson) it decides what the CPU may touch."
+                   : "With concurrentManagedAccess = 0, stream attach decides what the CPU may\n"
+                     "touch while kernels run.");
 }

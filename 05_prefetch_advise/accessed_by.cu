@@ -39,7 +39,20 @@ struct Times {
     double read_ms;
     double append_ms;
     unsigned long long wrong;
+    bool host_listed;  // cudaMemRangeAttributeAccessedBy names the host
 };
+
+// Who the range is advised to be accessed by: up to `slots` device ordinals, cudaCpuDeviceId
+// (-1) for the host, cudaInvalidDeviceId (-2) in the unused slots.
+bool host_in_accessed_by(const void* data, std::size_t bytes) {
+    int who[4] = {};
+    CUDA_CHECK(
+        cudaMemRangeGetAttribute(who, sizeof who, cudaMemRangeAttributeAccessedBy, data, bytes));
+    for (int location : who) {
+        if (location == cudaCpuDeviceId) return true;
+    }
+    return false;
+}
 
 Times write_read_append(int n, bool hint) {
     const int a = 10;
@@ -53,6 +66,7 @@ Times write_read_append(int n, bool hint) {
     }
     tutorial::EventTimer timer;
     Times t{};
+    t.host_listed = host_in_accessed_by(ret, n * sizeof(int));
     timer.start();
     write<<<1024, 256>>>(ret, a, b, n);  // pages are created in GPU memory
     CUDA_CHECK_LAUNCH();
@@ -97,6 +111,7 @@ tutorial::Result run_accessed_by(tutorial::Context& ctx) {
                            {"append ms", tutorial::Align::right}});
     unsigned long long wrong = 0;
     double medians[2][3] = {};  // [hint][write, read, append]
+    bool listed[2] = {};        // [hint]: the AccessedBy attribute named the host
     for (const bool hint : {false, true}) {
         std::vector<double> w, r, a;
         for (int run = 0; run < runs; ++run) {
@@ -105,6 +120,7 @@ tutorial::Result run_accessed_by(tutorial::Context& ctx) {
             r.push_back(t.read_ms);
             a.push_back(t.append_ms);
             wrong += t.wrong;
+            listed[hint] = t.host_listed;
         }
         medians[hint][0] = tutorial::median(w);
         medians[hint][1] = tutorial::median(r);
@@ -126,6 +142,21 @@ tutorial::Result run_accessed_by(tutorial::Context& ctx) {
                : "Here the CPU cannot map GPU memory (directManagedMemAccessFromHost = 0), so\n"
                  "its reads still fault and migrate the pages to the host, and the append has\n"
                  "to fault them back: the hint cannot remove a migration on this system.");
+    std::printf("\n");
+    ctx.claim(tutorial::observed(
+        "cudaMemRangeGetAttribute(AccessedBy) lists the host exactly "
+        "where the hint was given",
+        listed[1] && !listed[0],
+        format("with the hint: %s; without: %s", listed[1] ? "host listed" : "host NOT listed",
+               listed[0] ? "host listed" : "nothing"),
+        "the advice was not recorded for the range"));
+    ctx.claim(tutorial::at_least("with the hint the append finds the pages on the GPU and runs "
+                                 "faster (append without / with)",
+                                 medians[0][2] / medians[1][2], 1.2, "x",
+                                 "the CPU's reads migrated the pages to the host after all"),
+              direct ? ""
+                     : "directManagedMemAccessFromHost = 0: the CPU cannot map GPU memory, "
+                       "so its reads migrate the pages with or without the hint");
     return ctx.verdict(wrong == 0,
                        format("every value read by the CPU after write, and by a kernel after "
                               "append, was right (%d runs each way)",

@@ -1,6 +1,7 @@
 // Section `fault_vs_prefetch`: the same data reaching the GPU (and coming back) three ways: page
 // faults on first touch, an explicit prefetch, and a cudaMemcpy from pinned memory.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -140,11 +141,42 @@ tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFree(managed));
 
     print_tables(bytes, gpu, copy_ms, cpu);
+    const double peak_gbps = tutorial::peak_memory_gbps(ctx.device);
+    const double resident_gbps = tutorial::gb_per_s(bytes, gpu.resident_ms);
+    const double resident_share = resident_gbps / peak_gbps;
     std::printf(
         "\nThe prefetch moved the data at %.0f%% of the pinned cudaMemcpy rate and %.1f times\n"
         "faster than the kernel's own page faults, which stop the kernel, wait for the driver\n"
-        "and migrate a little at a time. Once resident, the same kernel reads at HBM speed.\n",
-        100.0 * copy_ms / gpu.prefetch_ms, gpu.faults_ms / gpu.prefetch_ms);
+        "and migrate a little at a time. Once resident, the same kernel reads at %.0f%% of the\n"
+        "device memory's %.0f GB/s peak.\n\n",
+        100.0 * copy_ms / gpu.prefetch_ms, gpu.faults_ms / gpu.prefetch_ms, 100.0 * resident_share,
+        peak_gbps);
+    ctx.claim(
+        tutorial::at_least("a prefetch to the GPU is several times faster than the "
+                           "kernel's page faults (fault time / prefetch time)",
+                           gpu.faults_ms / gpu.prefetch_ms, 2.0, "x",
+                           "the faults were cheap here: a system where the GPU reaches "
+                           "host memory without migrating (pageableMemoryAccess, a "
+                           "coherent link), or the driver prefetched on its own"));
+    ctx.claim(
+        tutorial::at_least("the prefetch runs close to the pinned copy rate (copy time / "
+                           "prefetch time)",
+                           copy_ms / gpu.prefetch_ms, 0.6, "x",
+                           "the driver moved the pages in small pieces: is the buffer "
+                           "backed by small host pages that are scattered?"));
+    ctx.claim(
+        tutorial::at_least("after the prefetch the kernel reads from device memory, many "
+                           "times faster than the link could bring the data (its GB/s / "
+                           "the pinned copy's)",
+                           resident_gbps / tutorial::gb_per_s(bytes, copy_ms), 8.0, "x",
+                           "some pages were still on the host, or the buffer is too small "
+                           "for the read to leave the launch cost behind"));
+    ctx.claim(
+        tutorial::at_least("back on the CPU, pages already on the host are read faster "
+                           "than through faults (fault read time / resident read time)",
+                           cpu.faults_ms / cpu.resident_ms, 1.4, "x",
+                           "the CPU's faults were served in large pieces here, which "
+                           "makes them nearly as cheap as reading resident pages"));
     return ctx.verdict(wrong == 0, format("all %d sums (GPU and CPU, every run) equal the "
                                           "pattern's sum, and the CPU saw the GPU's new data",
                                           4 * runs + 1));

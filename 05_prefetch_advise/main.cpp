@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
                     run_accessed_by, Takes{size}.iters()},
             Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice",
                     run_range_attributes},
+        },
+        {
+            {"advise_malloc", child_advise_malloc},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -127,6 +127,24 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "migrate the pages anyway: a preferred location is a policy for faults, not a pin.\n",
         reads[1].gbps[0], reads[1].gbps[1], reads[0].gbps[1],  // preferred host; no advice
         tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost));
+    std::printf("\n");
+    const std::string gpu_name = where(ctx.device);
+    ctx.claim(tutorial::observed(
+        "cudaMemRangeGetAttribute reports the preferred location that was advised",
+        reads[1].preferred == "host" && reads[4].preferred == gpu_name && reads[0].preferred == "-",
+        "host, " + reads[4].preferred + " and " + reads[0].preferred + " (no advice)",
+        "the advice was not recorded for the range"));
+    ctx.claim(tutorial::at_least(
+        "with the host preferred, the GPU's second read stays at link speed (2nd read of "
+        "prefetched pages / 2nd read with the host preferred)",
+        reads[2].gbps[1] / reads[1].gbps[1], 5.0, "x",
+        "the pages migrated to the GPU after all, or the GPU reads host memory as fast as its "
+        "own (a coherent CPU-GPU link)"));
+    ctx.claim(tutorial::at_least(
+        "a prefetch overrides the preference (read after the prefetch / 2nd read with the host "
+        "preferred)",
+        reads[2].gbps[0] / reads[1].gbps[1], 5.0, "x",
+        "the prefetch did not move the pages to the GPU"));
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "
                        "the data written");

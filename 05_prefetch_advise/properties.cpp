@@ -1,7 +1,92 @@
-// Section `properties`: what prefetching and advice can do on this device.
+// Section `properties`: what prefetching and advice can do on this device. Each property predicts
+// a behaviour, and the section tries it.
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "managed.hpp"
 #include "sections.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using tutorial::Prediction;
+
+namespace {
+
+// concurrentManagedAccess: prefetching needs pages that can migrate on demand.
+Prediction prefetch_accepted(int value, int device) {
+    const std::size_t bytes = 1 << 20;
+    void* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    const cudaError_t status = cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, nullptr);
+    cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaFree(data));
+    return {"concurrentManagedAccess", value,
+            value ? "cudaMemPrefetchAsync to the GPU is accepted" : "a prefetch is refused",
+            (status == cudaSuccess) == (value != 0),
+            std::string("cudaMemPrefetchAsync returned ") + cudaGetErrorName(status)};
+}
+
+// pageableMemoryAccess: advice applies to malloc memory only where the GPU can use it. Tried in
+// a child process (below), so that a refused call is not counted against this one by
+// compute-sanitizer.
+Prediction advice_on_malloc(int value, int device) {
+    const tutorial::ChildResult child =
+        tutorial::run_child("advise_malloc", {std::to_string(device)});
+    const std::size_t at = child.output.find("cudaMemAdvise");
+    const std::string seen = at == std::string::npos
+                                 ? "the child " + child.describe()
+                                 : child.output.substr(at, child.output.find('\n', at) - at);
+    const bool accepted = child.succeeded();
+    const bool refused = child.exited && child.exit_code == 10;
+    return {"pageableMemoryAccess", value,
+            value ? "cudaMemAdvise accepts malloc memory" : "cudaMemAdvise refuses malloc memory",
+            value ? accepted : refused, seen};
+}
+
+// directManagedMemAccessFromHost = 0: a CPU read of GPU-resident pages migrates them to the host,
+// so the next kernel read faults them back and is much slower than a read of resident pages.
+Prediction cpu_read_migrates(int value, int device, std::size_t bytes) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    fill_on_host(data, count, 6);
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, nullptr));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    timed_device_sum(data, count);  // warm-up
+    const double resident_ms = timed_device_sum(data, count).ms;
+    const bool cpu_ok = sum_on_host(data, count) == pattern_sum(count, 6);  // the CPU reads
+    const double after_ms = timed_device_sum(data, count).ms;
+    CUDA_CHECK(cudaFree(data));
+    const bool migrated = after_ms > 3.0 * resident_ms;
+    return {
+        "directManagedMemAccessFromHost",
+        value,
+        value ? "a CPU read leaves GPU-resident pages where they are"
+              : "a CPU read takes GPU-resident pages to the host",
+        cpu_ok && migrated == (value == 0),
+        tutorial::format("the next kernel read took %.1fx a resident one", after_ms / resident_ms),
+        tutorial::Evidence::timing};
+}
+
+}  // namespace
+
+// Child role: advice on plain malloc memory. Exit 0 if accepted, 10 if refused.
+int child_advise_malloc(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    const std::size_t bytes = 1 << 20;
+    void* data = std::malloc(bytes);
+    const cudaError_t status =
+        cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu_location(device));
+    std::free(data);
+    std::printf("cudaMemAdvise(malloc memory) returned %s\n", cudaGetErrorName(status));
+    return status == cudaSuccess ? 0 : 10;
+}
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
     // cudaDeviceGetAttribute reads one property at a time, as an int.
@@ -10,23 +95,19 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
         CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
         return value;
     };
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
-    const std::vector<tutorial::DeviceFact> facts = {
-        {"managedMemory", prop.managedMemory, attribute(cudaDevAttrManagedMemory),
-         "cudaMallocManaged works"},
-        {"concurrentManagedAccess", prop.concurrentManagedAccess,
-         attribute(cudaDevAttrConcurrentManagedAccess),
-         "pages migrate on demand, so prefetching to the GPU pays off"},
-        {"pageableMemoryAccess", prop.pageableMemoryAccess,
-         attribute(cudaDevAttrPageableMemoryAccess),
-         "advice and prefetch also apply to malloc memory"},
-        {"directManagedMemAccessFromHost", prop.directManagedMemAccessFromHost,
-         attribute(cudaDevAttrDirectManagedMemAccessFromHost),
-         "0: a CPU read of GPU-resident pages faults them back to the host"},
-        {"hostNativeAtomicSupported", prop.hostNativeAtomicSupported,
-         attribute(cudaDevAttrHostNativeAtomicSupported),
-         "AccessedBy mappings to host memory keep atomics native"},
+    const int concurrent = attribute(cudaDevAttrConcurrentManagedAccess);
+    std::vector<Prediction> predictions = {
+        prefetch_accepted(concurrent, ctx.device),
+        advice_on_malloc(attribute(cudaDevAttrPageableMemoryAccess), ctx.device),
     };
-    return tutorial::check_device_facts(ctx, "cudaDeviceProp", "cudaDeviceGetAttribute", facts);
+    if (concurrent) {  // without on-demand migration there is nothing to migrate
+        predictions.push_back(
+            cpu_read_migrates(attribute(cudaDevAttrDirectManagedMemAccessFromHost), ctx.device,
+                              ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{64} << 20)));
+    }
+    return tutorial::check_predictions(
+        ctx, predictions,
+        tutorial::format("hostNativeAtomicSupported = %d (not tried here): 1 would keep GPU "
+                         "atomics on host-mapped pages native.",
+                         attribute(cudaDevAttrHostNativeAtomicSupported)));
 }

@@ -87,10 +87,11 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     std::uint32_t* plain = nullptr;
     CUDA_CHECK(cudaMallocManaged(&plain, bytes));
     const LoopTimes without = read_loop(plain, count, devices, outer, inner);
+    const int attribute_without = read_mostly_attribute(plain, bytes);
     wrong += without.wrong;
     table.add_row({"none", format("%.3f", without.kernel_ms), format("%.3f", without.cpu_ms),
                    format("%.1f", tutorial::gb_per_s(bytes, without.kernel_ms)),
-                   format("%d", read_mostly_attribute(plain, bytes))});
+                   format("%d", attribute_without)});
     CUDA_CHECK(cudaFree(plain));
 
     std::uint32_t* shared = nullptr;
@@ -98,11 +99,11 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     // The location is ignored for ReadMostly: the advice is about the range, not a device.
     CUDA_CHECK(cudaMemAdvise(shared, bytes, cudaMemAdviseSetReadMostly, gpu_location(ctx.device)));
     const LoopTimes with = read_loop(shared, count, devices, outer, inner);
+    const int attribute_with = read_mostly_attribute(shared, bytes);
     wrong += with.wrong;
-    table.add_row({"cudaMemAdviseSetReadMostly", format("%.3f", with.kernel_ms),
-                   format("%.3f", with.cpu_ms),
-                   format("%.1f", tutorial::gb_per_s(bytes, with.kernel_ms)),
-                   format("%d", read_mostly_attribute(shared, bytes))});
+    table.add_row(
+        {"cudaMemAdviseSetReadMostly", format("%.3f", with.kernel_ms), format("%.3f", with.cpu_ms),
+         format("%.1f", tutorial::gb_per_s(bytes, with.kernel_ms)), format("%d", attribute_with)});
     table.print();
 
     // A write: the CPU rewrites the whole buffer, which invalidates the GPU's copies.
@@ -124,7 +125,23 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFree(shared));
     std::printf(
         "\nWithout the advice every kernel has to fault the pages over from the CPU and every\n"
-        "CPU read faults them back: each side takes the data away from the other.\n");
+        "CPU read faults them back: each side takes the data away from the other.\n\n");
+    ctx.claim(tutorial::observed(
+        "cudaMemRangeGetAttribute reports ReadMostly exactly where the "
+        "advice was given",
+        attribute_with == 1 && attribute_without == 0,
+        format("%d with the advice, %d without", attribute_with, attribute_without),
+        "the advice was not recorded for the range"));
+    ctx.claim(
+        tutorial::at_least("with the advice, the kernel's repeated reads are much faster "
+                           "(kernel time without / with)",
+                           without.kernel_ms / with.kernel_ms, 3.0, "x",
+                           "the pages did not migrate back and forth without the advice: "
+                           "a system where the CPU reads GPU memory in place"));
+    ctx.claim(tutorial::at_least(
+        "a CPU write drops the GPU's copies: the next kernel read is "
+        "slower than the one before the write (after / before)",
+        after.ms / before_ms, 2.0, "x", "the pages were read where they are, without faults"));
     return ctx.verdict(wrong == 0,
                        "every kernel and CPU read returned the sum of the data last "
                        "written, with and without the advice");

@@ -10,3 +10,6 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx);
 tutorial::Result run_preferred_location(tutorial::Context& ctx);
 tutorial::Result run_accessed_by(tutorial::Context& ctx);
 tutorial::Result run_range_attributes(tutorial::Context& ctx);
+
+// Child roles (run in a separate process; see common/child.hpp).
+int child_advise_malloc(const std::vector<std::string>& args);  // properties

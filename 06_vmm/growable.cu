@@ -9,6 +9,7 @@
 #include "common/vmm.hpp"
 #include "sections.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -177,15 +178,19 @@ std::vector<Step> grow_in_place(int device, const std::vector<std::size_t>& size
     return steps;
 }
 
-// Growing by one granule at each size in `starts`, both ways: a table row each. Returns the
-// number of values that did not survive.
-std::size_t grow_by_one_granule(int device, const std::vector<std::size_t>& starts) {
+struct GranuleSteps {
+    std::vector<double> copy_ms, vmm_ms;  // one of each per start size
+    std::size_t wrong = 0;                // values that did not survive
+};
+
+// Growing by one granule at each size in `starts`, both ways: a table row each.
+GranuleSteps grow_by_one_granule(int device, const std::vector<std::size_t>& starts) {
     const std::size_t step = tutorial::vmm_granularity(device);
     tutorial::Table table({{"buffer size", Align::right},
                            {"grow by", Align::right},
                            {"cudaMalloc+copy ms", Align::right},
                            {"VMM ms", Align::right}});
-    std::size_t wrong = 0;
+    GranuleSteps result;
     for (std::size_t start : starts) {
         const std::vector<Step> copied = grow_by_copying({start, start + step});
         GrowableBuffer buffer(device, 2 * start);
@@ -195,13 +200,16 @@ std::size_t grow_by_one_granule(int device, const std::vector<std::size_t>& star
         buffer.grow_to(start + step);
         CUDA_CHECK(cudaDeviceSynchronize());
         const double vmm_ms = timer.elapsed_ms();
-        wrong += copied[1].survived_wrong + mismatches_on_device(buffer.data(), start / 4, seed);
+        result.wrong +=
+            copied[1].survived_wrong + mismatches_on_device(buffer.data(), start / 4, seed);
+        result.copy_ms.push_back(copied[1].ms);
+        result.vmm_ms.push_back(vmm_ms);
         table.add_row({format_bytes(start), format_bytes(step), format("%.3f", copied[1].ms),
                        format("%.3f", vmm_ms)});
     }
     std::printf("\nGrowing by one granule at different sizes:\n");
     table.print();
-    return wrong;
+    return result;
 }
 
 }  // namespace
@@ -244,15 +252,42 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
     }
     table.print();
     const std::vector<std::size_t> starts =
-        ctx.quick() ? std::vector<std::size_t>{8 << 20, 32 << 20}
-                    : std::vector<std::size_t>{64 << 20, 512 << 20, last / 2};
-    wrong += grow_by_one_granule(ctx.device, starts);
+        ctx.quick()
+            ? std::vector<std::size_t>{8 << 20, std::min<std::size_t>(512 << 20, free_bytes / 4)}
+            : std::vector<std::size_t>{64 << 20, 512 << 20, last / 2};
+    const GranuleSteps granule = grow_by_one_granule(ctx.device, starts);
+    wrong += granule.wrong;
     std::printf(
         "\nThe classic step copies everything it has so far, so its time grows with the size, and\n"
         "for a moment it holds the old and the new buffer: 1.5 times the new size when doubling.\n"
         "The VMM step only creates and maps the new chunk, so its cost follows the size of the\n"
         "growth, not of the buffer, and its peak is the buffer itself. Even when the reserved\n"
-        "range runs out, moving to a bigger one remaps the existing chunks without copying.\n");
+        "range runs out, moving to a bigger one remaps the existing chunks without copying.\n\n");
+    const std::string small = format_bytes(starts.front());
+    const std::string large = format_bytes(starts.back());
+    ctx.claim(tutorial::at_least(
+        format("growing by one granule by copying costs more at %s than at %s", large.c_str(),
+               small.c_str()),
+        granule.copy_ms.back() / granule.copy_ms.front(), 2.0, "x",
+        "the copy was too small to matter next to cudaMalloc's own cost (try a larger size)"));
+    ctx.claim(tutorial::at_least(
+        format("at %s, growing by one granule with VMM is several times cheaper than by copying "
+               "(copy time / VMM time)",
+               large.c_str()),
+        granule.copy_ms.back() / granule.vmm_ms.back(), 2.0, "x",
+        "mapping the new chunk waited for something that grows with the buffer: was the "
+        "reservation too small, so that every chunk was remapped?"));
+    const double doubled = static_cast<double>(sizes.back());
+    ctx.claim(
+        tutorial::at_least("doubling by copying holds old and new buffer at once (peak / "
+                           "new size)",
+                           classic.back().peak / doubled, 1.4, "x",
+                           "the old buffer was freed before the new one was counted"));
+    ctx.claim(
+        tutorial::at_most("doubling with VMM needs no more than the buffer itself (peak / "
+                          "new size)",
+                          vmm.back().peak / doubled, 1.1, "x",
+                          "other allocations of this process were counted in the peak"));
     return ctx.verdict(wrong == 0, format("after every one of the %zu grow steps of each kind, the "
                                           "old contents were intact",
                                           sizes.size() + starts.size()));

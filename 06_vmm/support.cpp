@@ -2,10 +2,14 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
 #include "common/report.hpp"
+#include "common/vmm.hpp"
 #include "sections.hpp"
 
+#include <cstdint>
 #include <cstdio>
+#include <string>
 
 using tutorial::format_bytes;
 
@@ -16,13 +20,6 @@ int driver_value(CUdevice device, CUdevice_attribute attribute) {
     const auto cuDeviceGetAttribute = DRIVER_FUNCTION(cuDeviceGetAttribute);
     int value = 0;
     CU_CHECK(cuDeviceGetAttribute(&value, attribute, device));
-    return value;
-}
-
-// The same through the runtime, which names it by its ordinal.
-int runtime_value(int device, cudaDeviceAttr attribute) {
-    int value = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
     return value;
 }
 
@@ -43,6 +40,33 @@ void add_granularity_rows(tutorial::Table& table, int device) {
                    "sizes and offsets for cuMemCreate/cuMemMap are multiples of this"});
     table.add_row(
         {"(granularity, recommended)", format_bytes(recommended), "the size that performs best"});
+}
+
+// VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED predicts that one granule of physical memory can be
+// created, mapped at a reserved address and used by a kernel (the steps `basics` explains).
+tutorial::Prediction vmm_works(int value, int device) {
+    bool worked = false;
+    std::string seen = "not tried: the attribute is 0";
+    if (value) {
+        const std::size_t bytes = tutorial::vmm_granularity(device);
+        const CUmemGenericAllocationHandle memory =
+            tutorial::vmm_create(tutorial::vmm_properties(device), bytes);
+        const CUdeviceptr address = tutorial::vmm_reserve(bytes, 0);
+        tutorial::vmm_map(address, bytes, memory);
+        tutorial::vmm_set_access(address, bytes, device);
+        auto* data = reinterpret_cast<std::uint32_t*>(address);
+        fill_on_device(data, bytes / 4, 17);
+        worked = mismatches_on_device(data, bytes / 4, 17) == 0;
+        tutorial::vmm_unmap(address, bytes);
+        tutorial::vmm_free(address, bytes);
+        tutorial::vmm_release(memory);
+        seen = worked ? "a kernel wrote and read back a mapped " + format_bytes(bytes) + " granule"
+                      : "the mapped granule read back WRONG values";
+    }
+    return {"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", value,
+            value ? "cuMemCreate memory mapped with cuMemMap works in a kernel"
+                  : "the VMM sections have nothing to run on",
+            value ? worked : true, seen};
 }
 
 }  // namespace
@@ -74,20 +98,10 @@ tutorial::Result run_support(tutorial::Context& ctx) {
     if (vmm) add_granularity_rows(vmm_table, ctx.device);
     vmm_table.print();
 
-    std::printf("\nAttributes both APIs know:\n");
-    const std::vector<tutorial::DeviceFact> facts = {
-        {"unifiedAddressing", runtime_value(ctx.device, cudaDevAttrUnifiedAddressing),
-         driver_value(device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
-         "a VMM range is an ordinary device address, usable in kernels"},
-        {"memoryPoolsSupported", runtime_value(ctx.device, cudaDevAttrMemoryPoolsSupported),
-         driver_value(device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
-         "cudaMallocAsync pools, built on the same machinery"},
-        {"gpuDirectRDMASupported", runtime_value(ctx.device, cudaDevAttrGPUDirectRDMASupported),
-         driver_value(device, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED),
-         "GPUDirect RDMA in general"},
-    };
-    return tutorial::check_device_facts(
-        ctx, "cudaDeviceGetAttribute", "cuDeviceGetAttribute", facts,
+    std::printf("\n");
+    const std::vector<tutorial::Prediction> predictions = {vmm_works(vmm, ctx.device)};
+    return tutorial::check_predictions(
+        ctx, predictions,
         vmm ? "VMM is supported: address ranges and physical memory can be managed separately."
             : "VMM is not supported on this device: the other sections of this chapter will skip.");
 }

@@ -1,9 +1,85 @@
 // Section `properties`: what this device offers for sharing memory and events between processes.
+// Each property predicts that a call works (or is refused), and the section makes the call.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/driver.hpp"
+#include "common/vmm.hpp"
 #include "sections.hpp"
 
-using tutorial::driver_attribute;
+#include <unistd.h>
+
+#include <string>
+
+using tutorial::Prediction;
+
+namespace {
+
+// A call that is allowed to fail: did it succeed, and what did it return, in words.
+struct Outcome {
+    bool ok;
+    std::string seen;
+};
+
+Outcome runtime_outcome(const char* call, cudaError_t status) {
+    cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
+    return {status == cudaSuccess, std::string(call) + " returned " + cudaGetErrorName(status)};
+}
+
+Prediction predict(const char* property, int value, const char* works, const Outcome& outcome) {
+    return {property, value, value ? works : "the call is refused", outcome.ok == (value != 0),
+            outcome.seen};
+}
+
+Outcome memory_handle() {
+    void* data = nullptr;
+    CUDA_CHECK(cudaMalloc(&data, 1 << 20));
+    cudaIpcMemHandle_t handle{};
+    const Outcome outcome =
+        runtime_outcome("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&handle, data));
+    CUDA_CHECK(cudaFree(data));
+    return outcome;
+}
+
+Outcome event_handle() {
+    cudaEvent_t event = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventInterprocess | cudaEventDisableTiming));
+    cudaIpcEventHandle_t handle{};
+    const Outcome outcome =
+        runtime_outcome("cudaIpcGetEventHandle", cudaIpcGetEventHandle(&handle, event));
+    CUDA_CHECK(cudaEventDestroy(event));
+    return outcome;
+}
+
+Outcome pool_allocation() {
+    void* data = nullptr;
+    const cudaError_t status = cudaMallocAsync(&data, 1 << 20, nullptr);
+    const Outcome outcome = runtime_outcome("cudaMallocAsync", status);
+    if (status == cudaSuccess) CUDA_CHECK(cudaFreeAsync(data, nullptr));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return outcome;
+}
+
+// cuMemCreate memory that may be exported as a POSIX file descriptor, and the export itself.
+Outcome descriptor_export(int device) {
+    if (!tutorial::vmm_supported(device)) return {false, "no VMM, so nothing to export"};
+    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
+    const CUmemAllocationProp prop =
+        tutorial::vmm_properties(device, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CUmemGenericAllocationHandle memory = 0;
+    const CUresult created = cuMemCreate(&memory, tutorial::vmm_granularity(device), &prop, 0);
+    if (created != CUDA_SUCCESS) return {false, "cuMemCreate(POSIX_FILE_DESCRIPTOR) refused"};
+    int fd = -1;
+    const CUresult exported =
+        cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (fd >= 0) close(fd);
+    tutorial::vmm_release(memory);
+    return {exported == CUDA_SUCCESS, exported == CUDA_SUCCESS
+                                          ? "cuMemExportToShareableHandle gave a descriptor"
+                                          : "cuMemExportToShareableHandle refused"};
+}
+
+}  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
     // cudaDeviceGetAttribute reads one property at a time, as an int.
@@ -12,22 +88,17 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
         CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
         return value;
     };
-    const std::vector<tutorial::DeviceFact> facts = {
-        {"unifiedAddressing", attribute(cudaDevAttrUnifiedAddressing),
-         driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
-         "cudaIpcGetMemHandle and cudaIpcOpenMemHandle need UVA"},
-        {"ipcEventSupported", attribute(cudaDevAttrIpcEventSupport),
-         driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED),
-         "events can be shared with cudaIpcGetEventHandle"},
-        {"memoryPoolsSupported", attribute(cudaDevAttrMemoryPoolsSupported),
-         driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
-         "cudaMallocAsync pools, which can be exported too"},
+    const std::vector<Prediction> predictions = {
+        predict("unifiedAddressing", attribute(cudaDevAttrUnifiedAddressing),
+                "legacy IPC can make a handle for cudaMalloc memory", memory_handle()),
+        predict("ipcEventSupported", attribute(cudaDevAttrIpcEventSupport),
+                "an interprocess event can be given a handle", event_handle()),
+        predict("memoryPoolsSupported", attribute(cudaDevAttrMemoryPoolsSupported),
+                "cudaMallocAsync allocates from the device's pool", pool_allocation()),
+        predict("POSIX fd handles (driver)",
+                tutorial::driver_attribute(
+                    ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED),
+                "VMM memory can be exported as a file descriptor", descriptor_export(ctx.device)),
     };
-    const int fd_handles = driver_attribute(
-        ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
-    return tutorial::check_device_facts(
-        ctx, "cudaDeviceGetAttribute", "cuDeviceGetAttribute", facts,
-        fd_handles ? "cuMemCreate allocations can also be exported as POSIX file descriptors\n"
-                     "(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 1)."
-                   : "cuMemCreate allocations cannot be exported as POSIX file descriptors here.");
+    return tutorial::check_predictions(ctx, predictions);
 }

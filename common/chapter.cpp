@@ -26,8 +26,19 @@ int Context::workers_or(int default_workers) const {
     return options.workers != 0 ? options.workers : default_workers;
 }
 
+bool Context::claim(const Claim& claim, const std::string& why_not_judged) {
+    const bool not_held = judge_claim(claim, why_not_judged) == ClaimOutcome::not_held;
+    claims_not_held_ += not_held ? 1 : 0;
+    return !not_held;
+}
+
 Result Context::verdict(bool ok, const std::string& what) {
-    std::printf("%s %s/%s: %s\n", ok ? "PASS" : "FAIL", chapter_, section_, what.c_str());
+    ok = ok && claims_not_held_ == 0;
+    std::printf("%s %s/%s: %s%s\n", ok ? "PASS" : "FAIL", chapter_, section_, what.c_str(),
+                claims_not_held_ == 0 ? ""
+                                      : format("; %d claim%s not held", claims_not_held_,
+                                               claims_not_held_ == 1 ? "" : "s")
+                                            .c_str());
     ++verdicts_;
     result_ = ok ? Result::pass : Result::fail;
     return result_;

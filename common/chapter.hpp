@@ -8,11 +8,13 @@
 //       return tutorial::run_chapter(chapter, argc, argv);
 //   }
 //
-// Each section prints a header, narrates, and ends with exactly one verdict line made by
-// Context::verdict (PASS/FAIL) or Context::skip (SKIP). run_chapter turns the verdicts into the
+// Each section prints a header, narrates, states its lessons as claims (Context::claim, one
+// CLAIM line each) and ends with exactly one verdict line made by Context::verdict (PASS/FAIL)
+// or Context::skip (SKIP). run_chapter turns the verdicts into the
 // exit code: 1 if anything failed, 0 if something passed, 77 if everything was skipped.
 #pragma once
 
+#include "common/claim.hpp"
 #include "common/cli.hpp"
 
 #include <string>
@@ -40,7 +42,12 @@ public:
     int iters_or(int default_iters) const;
     int workers_or(int default_workers) const;
 
+    // Prints the claim's CLAIM line (claim.hpp). A claim NOT held makes the verdict FAIL.
+    // Returns false only for a claim not held. `why_not_judged`: a capability this device lacks.
+    bool claim(const Claim& claim, const std::string& why_not_judged = "");
+
     // Prints "PASS <chapter>/<section>: <what>" or "FAIL ...". `what` names what was compared.
+    // The verdict is FAIL when `ok` is false or any claim of the section did not hold.
     Result verdict(bool ok, const std::string& what);
     // Prints "SKIP: <chapter>/<section>: <reason>".
     Result skip(const std::string& reason);
@@ -52,6 +59,7 @@ private:
     const char* chapter_;
     const char* section_;
     int verdicts_ = 0;
+    int claims_not_held_ = 0;
     Result result_ = Result::fail;
 };
 

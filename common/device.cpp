@@ -24,6 +24,12 @@ int driver_attribute(int device, CUdevice_attribute attribute) {
     return value;
 }
 
+double peak_memory_gbps(int device) {
+    const double clock_hz = 1e3 * device_attribute(device, cudaDevAttrMemoryClockRate);
+    const double bus_bytes = device_attribute(device, cudaDevAttrGlobalMemoryBusWidth) / 8.0;
+    return 2.0 * clock_hz * bus_bytes / 1e9;
+}
+
 std::size_t free_device_memory() {
     std::size_t free_bytes = 0;
     std::size_t total = 0;
@@ -31,30 +37,35 @@ std::size_t free_device_memory() {
     return free_bytes;
 }
 
-Result check_device_facts(Context& ctx, const char* first_source, const char* second_source,
-                          const std::vector<DeviceFact>& facts, const std::string& conclusion) {
+Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,
+                         const std::string& conclusion) {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
     std::printf(
-        "Device %d, %s (compute capability %d.%d). Each property is read twice,\n"
-        "through %s and through %s; the two must agree.\n\n",
-        ctx.device, prop.name, prop.major, prop.minor, first_source, second_source);
-    Table table({{"property"},
-                 {first_source, Align::right},
-                 {second_source, Align::right},
-                 {"what it means here"}});
-    int disagreements = 0;
-    for (const DeviceFact& fact : facts) {
-        const bool agree = fact.first == fact.second;
-        disagreements += agree ? 0 : 1;
-        table.add_row({fact.name, std::to_string(fact.first),
-                       std::to_string(fact.second) + (agree ? "" : " (!)"), fact.meaning});
-    }
+        "Device %d, %s (compute capability %d.%d). Each property predicts a behaviour; the\n"
+        "section tries the behaviour and compares.\n\n",
+        ctx.device, prop.name, prop.major, prop.minor);
+    Table table({{"property"}, {"value", Align::right}, {"predicts"}, {"seen"}});
+    for (const Prediction& p : predictions)
+        table.add_row({p.property, std::to_string(p.value), p.predicts, p.seen});
     table.print();
+    std::printf("\n");
+    int held = 0;
+    for (const Prediction& p : predictions) {
+        Claim claim =
+            observed(p.property + " = " + std::to_string(p.value) + " predicts: " + p.predicts,
+                     p.came_true, p.seen,
+                     "the property and the behaviour disagree: a driver or system "
+                     "setting (a virtual machine, MPS, a restricted container) may "
+                     "limit what the device reports it can do");
+        claim.evidence = p.evidence;
+        held += ctx.claim(claim) ? 1 : 0;
+    }
     if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());
-    return ctx.verdict(disagreements == 0, format("%d of %zu properties agree between %s and %s",
-                                                  static_cast<int>(facts.size()) - disagreements,
-                                                  facts.size(), first_source, second_source));
+    return ctx.verdict(held == static_cast<int>(predictions.size()),
+                       format("%d of %zu properties predicted what the device did (or could not "
+                              "be judged)",
+                              held, predictions.size()));
 }
 
 }  // namespace tutorial

@@ -1,5 +1,6 @@
 // Asking the device what it is and what it can do: single attributes through the runtime or the
-// driver API, its free memory, and the device report each chapter's `properties` section prints.
+// driver API, its peak memory bandwidth, its free memory, and the report each chapter's
+// `properties` section prints, where each property's prediction is checked against behaviour.
 #pragma once
 
 #include "common/chapter.hpp"
@@ -20,22 +21,29 @@ int device_attribute(int device, cudaDeviceAttr attribute);
 // API knows (the CU_DEVICE_ATTRIBUTE_... of virtual memory management, for example).
 int driver_attribute(int device, CUdevice_attribute attribute);
 
+// The device memory's peak bandwidth in GB/s (1e9 B/s), from the data sheet's formula: memory
+// clock (cudaDevAttrMemoryClockRate, kHz) x 2 transfers per clock x bus width in bytes
+// (cudaDevAttrGlobalMemoryBusWidth, bits). 3352 GB/s on an H100 SXM, 4800 on an H200.
+double peak_memory_gbps(int device);
+
 // The current device's free memory, from cudaMemGetInfo.
 std::size_t free_device_memory();
 
-// One device property read through two independent paths (say cudaDeviceProp and
-// cudaDeviceGetAttribute, or the runtime and the driver API).
-struct DeviceFact {
-    std::string name;
-    int first;
-    int second;
-    std::string meaning;  // what the value means for the code in this chapter
+// A device property and the behaviour it predicts, checked by doing it: canMapHostMemory = 1
+// predicts that a kernel can write through a mapped host pointer, so the section has a kernel try.
+struct Prediction {
+    std::string property;  // "canMapHostMemory"
+    int value;             // what the device reports for it
+    std::string predicts;  // the behaviour this value predicts, in words
+    bool came_true;        // what the section observed agrees with the prediction
+    std::string seen;      // what the section observed, in words
+    Evidence evidence = Evidence::behaviour;  // timing: not judged under compute-sanitizer
 };
 
-// The device report every chapter's `properties` section makes: the device's name and compute
-// capability, a table of the facts, then `conclusion` (what they mean here), and the section's
-// verdict on whether the two sources agree on every fact.
-Result check_device_facts(Context& ctx, const char* first_source, const char* second_source,
-                          const std::vector<DeviceFact>& facts, const std::string& conclusion = "");
+// The report every chapter's `properties` section makes: the device's name, a table of the
+// properties, what each predicts and what was seen, one CLAIM line per prediction, `conclusion`
+// (what the values mean for this chapter), and the verdict.
+Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,
+                         const std::string& conclusion = "");
 
 }  // namespace tutorial

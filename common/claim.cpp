@@ -1,0 +1,92 @@
+#include "common/claim.hpp"
+
+#include "common/report.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+namespace tutorial {
+
+Claim at_least(std::string statement, double measured, double threshold, std::string unit,
+               std::string if_not) {
+    return {std::move(statement), measured,          threshold,        true,
+            std::move(unit),      std::move(if_not), Evidence::timing, ""};
+}
+
+Claim at_most(std::string statement, double measured, double threshold, std::string unit,
+              std::string if_not) {
+    return {std::move(statement), measured,          threshold,        false,
+            std::move(unit),      std::move(if_not), Evidence::timing, ""};
+}
+
+Claim observed(std::string statement, bool held, std::string seen, std::string if_not) {
+    // A yes/no measurement: 1 held, 0 not, against a threshold of 1.
+    return {std::move(statement), held ? 1.0 : 0.0, 1.0, true, "", std::move(if_not),
+            Evidence::behaviour,  std::move(seen)};
+}
+
+namespace {
+
+// Two or three significant digits: 8.31, 54.9, 1363.
+std::string number(double value) {
+    const double size = value < 0 ? -value : value;
+    return format(size >= 100 ? "%.0f" : size >= 10 ? "%.1f" : "%.3g", value);
+}
+
+std::string measured_text(const Claim& claim) {
+    if (!claim.seen.empty()) return claim.seen;
+    return "measured " + number(claim.measured) + claim.unit;
+}
+
+std::string needs_text(const Claim& claim) {
+    if (!claim.seen.empty()) return "";
+    return std::string(", needs ") + (claim.at_least ? ">= " : "<= ") + number(claim.threshold) +
+           claim.unit;
+}
+
+}  // namespace
+
+ClaimOutcome judge_claim(const Claim& claim, const std::string& why_not_judged) {
+    std::string why = why_not_judged;
+    if (why.empty() && claim.evidence == Evidence::timing) why = why_timing_not_judged();
+    if (!why.empty()) {
+        std::printf("CLAIM not judged: %s: %s; %s\n", claim.statement.c_str(),
+                    measured_text(claim).c_str(), why.c_str());
+        return ClaimOutcome::not_judged;
+    }
+    const bool held =
+        claim.at_least ? claim.measured >= claim.threshold : claim.measured <= claim.threshold;
+    if (held) {
+        std::printf("CLAIM held: %s: %s%s\n", claim.statement.c_str(), measured_text(claim).c_str(),
+                    needs_text(claim).c_str());
+        return ClaimOutcome::held;
+    }
+    std::printf("CLAIM NOT held: %s: %s%s. Most likely: %s\n", claim.statement.c_str(),
+                measured_text(claim).c_str(), needs_text(claim).c_str(), claim.if_not.c_str());
+    return ClaimOutcome::not_held;
+}
+
+std::string why_timing_not_judged() {
+    const char* flag = std::getenv("TUTORIAL_UNDER_SANITIZER");
+    const char* injection = std::getenv("NVTX_INJECTION64_PATH");  // as compute-sanitizer 2025 sets
+    const bool sanitizer =
+        (flag != nullptr && std::strcmp(flag, "1") == 0) ||
+        (injection != nullptr && std::strstr(injection, "sanitizer") != nullptr) ||
+        std::getenv("NV_SANITIZER_INJECTION_PORT_BASE") != nullptr;
+    return sanitizer ? "the run is under compute-sanitizer, which distorts timings and memory use"
+                     : "";
+}
+
+bool running_in_virtual_machine() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("flags", 0) == 0) return line.find(" hypervisor") != std::string::npos;
+    }
+    return false;
+}
+
+}  // namespace tutorial

@@ -1,0 +1,65 @@
+// Claims: the lesson of a section, checked by measurement.
+//
+// A section that teaches "pinned memory uploads faster than pageable memory" measures both and
+// states the lesson as a claim, with a threshold set well inside what real GPUs show:
+//
+//   ctx.claim(tutorial::at_least("a pinned 256 MiB upload beats a pageable one",
+//                                pageable_ms / pinned_ms, 2.0, "x",
+//                                "the copy engines could not reach the pageable memory's pages "
+//                                "faster than the CPU stages them"));
+//
+// prints one line, and a claim that does not hold makes the section's verdict FAIL:
+//
+//   CLAIM held: a pinned 256 MiB upload beats a pageable one: measured 8.31x, needs >= 2x
+//   CLAIM NOT held: ...: measured 1.12x, needs >= 2x. Most likely: <the reason given>
+//   CLAIM not judged: ...: measured 1.12x; the run is under compute-sanitizer, ...
+//
+// Timing claims compare quantities measured in the same run (ratios, never absolute times) and
+// are not judged under compute-sanitizer, which slows every kernel and copy by different amounts.
+// Claims about behaviour (a call succeeds, a value arrives) are judged everywhere.
+#pragma once
+
+#include <string>
+
+namespace tutorial {
+
+enum class Evidence {
+    timing,     // a ratio of times or speeds: not judged under compute-sanitizer
+    behaviour,  // what happened: judged in every run
+};
+
+struct Claim {
+    std::string statement;  // the lesson, in a few words
+    double measured = 0.0;
+    double threshold = 0.0;
+    bool at_least = true;  // holds when measured >= threshold; otherwise when measured <= it
+    std::string unit;      // printed after each number: "x", "%", " GB/s"
+    std::string if_not;    // the most likely reason, printed when the claim does not hold
+    Evidence evidence = Evidence::timing;
+    std::string seen;  // for a yes/no observation: what happened, printed instead of numbers
+};
+
+// Timing claims: measured >= threshold, or measured <= threshold.
+Claim at_least(std::string statement, double measured, double threshold, std::string unit,
+               std::string if_not);
+Claim at_most(std::string statement, double measured, double threshold, std::string unit,
+              std::string if_not);
+// A behaviour: `seen` says what happened, in words; the claim holds when `held` is true.
+Claim observed(std::string statement, bool held, std::string seen, std::string if_not);
+
+enum class ClaimOutcome { held, not_held, not_judged };
+
+// Prints the claim's CLAIM line and returns its outcome. `why_not_judged`, when not empty, is
+// why the claim cannot be judged on this device (a capability it lacks); the measured value is
+// still shown.
+ClaimOutcome judge_claim(const Claim& claim, const std::string& why_not_judged = "");
+
+// Why timing claims are not judged in this run, or "" when they are: the program runs under
+// compute-sanitizer (detected from the variables it sets for the program it runs, or from
+// TUTORIAL_UNDER_SANITIZER=1, which the course's sanitize tests set).
+std::string why_timing_not_judged();
+
+// Linux lists a "hypervisor" CPU flag inside a virtual machine.
+bool running_in_virtual_machine();
+
+}  // namespace tutorial
