@@ -32,7 +32,8 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
     std::printf("y is attached to the host (cudaMemAttachHost) and the attach has completed.\n");
 
     // A busy kernel first, so that stream1 is certainly still running when the host writes y.
-    tutorial::launch_busy(stream1, 20.0);
+    // 100 ms: long enough that even a host descheduled for a moment queries it still running.
+    tutorial::launch_busy(stream1, 100.0);
     kernel<<<1, 1, 0, stream1>>>();
     CUDA_CHECK_LAUNCH();
     const cudaError_t running = cudaStreamQuery(stream1);

@@ -7,8 +7,11 @@
 #include "common/timing.hpp"
 #include "sections.hpp"
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -39,8 +42,36 @@ struct Work {
     int rounds;
 };
 
-// One task: the appendix's run_task. Returns the number of wrong values at the end.
-int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choice) {
+// Holds every thread until all have arrived. The timed part of each task starts and ends at one
+// of these, so that no thread's allocation or cudaFree (which waits for the whole device) falls
+// inside another thread's timed loop.
+class Barrier {
+public:
+    explicit Barrier(int threads) : waiting_for_(threads) {}
+    void arrive_and_wait() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (--waiting_for_ == 0) {
+            all_here_.notify_all();
+            return;
+        }
+        all_here_.wait(lock, [&] { return waiting_for_ == 0; });
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable all_here_;
+    int waiting_for_;
+};
+
+struct Sync {
+    Barrier start, end;
+    explicit Sync(int threads) : start(threads), end(threads) {}
+};
+
+// One task: the appendix's run_task. Returns the number of wrong values at the end; `loop_ms`
+// gets the time of its kernels-and-CPU-work loop.
+int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choice, Sync& sync,
+             double& loop_ms) {
     CUDA_CHECK(cudaSetDevice(device));  // every new host thread starts on device 0
     cudaStream_t stream = nullptr;
     if (choice == StreamChoice::own) CUDA_CHECK(cudaStreamCreate(&stream));
@@ -58,6 +89,8 @@ int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choi
     }
     for (int i = 0; i < work.elements; ++i) data[i] = static_cast<std::uint32_t>(i) + task;
 
+    sync.start.arrive_and_wait();
+    tutorial::HostTimer timer;
     for (int it = 0; it < work.iterations; ++it) {
         transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
         CUDA_CHECK_LAUNCH();
@@ -67,6 +100,8 @@ int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choi
     transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaStreamSynchronize(stream));
+    loop_ms = timer.elapsed_ms();
+    sync.end.arrive_and_wait();
 
     // The same steps on the CPU, with each kernel's rounds folded into one affine step.
     std::uint32_t a = 1;
@@ -86,21 +121,22 @@ int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choi
     return wrong;
 }
 
-// Runs `threads` tasks at once, one host thread each; returns the wall time in ms and adds the
-// wrong values to `wrong`.
+// Runs `threads` tasks at once, one host thread each; returns the wall time of their loops in ms
+// (they start together, so the slowest one's) and adds the wrong values to `wrong`.
 double run_all(int device, int threads, const Work& work, StreamChoice choice, int& wrong) {
     std::vector<int> wrong_per_task(threads, 0);
-    tutorial::HostTimer timer;
+    std::vector<double> loop_ms(threads, 0.0);
+    Sync sync(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
         pool.emplace_back([&, t] {
-            wrong_per_task[t] = run_task(device, static_cast<std::uint32_t>(t + 1), work, choice);
+            wrong_per_task[t] =
+                run_task(device, static_cast<std::uint32_t>(t + 1), work, choice, sync, loop_ms[t]);
         });
     }
     for (std::thread& thread : pool) thread.join();
-    const double ms = timer.elapsed_ms();
     for (int w : wrong_per_task) wrong += w;
-    return ms;
+    return *std::max_element(loop_ms.begin(), loop_ms.end());
 }
 
 }  // namespace
@@ -115,7 +151,8 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
         "%d host threads, each running the appendix's run_task: its own stream, %d elements of\n"
         "managed memory allocated with cudaMemAttachHost and attached to that stream, then %d\n"
         "times: a kernel (%d rounds of integer work, 8 blocks), wait for the stream, CPU work on\n"
-        "the same data; a last kernel. Wall time, median of %d runs after a warm-up.\n\n",
+        "the same data; a last kernel. The threads start their loops together (a barrier) and\n"
+        "the time is the slowest loop's, median of %d runs after a warm-up.\n\n",
         threads, work.elements, work.iterations, work.rounds, runs);
 
     struct Variant {
