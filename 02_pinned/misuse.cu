@@ -124,10 +124,7 @@ tutorial::Result run_misuse(tutorial::Context& ctx) {
         tutorial::print_child_output(wrote);
         std::printf("   The child %s.\n", wrote.describe().c_str());
         ++tried;
-        as_documented += wrote.exited && wrote.exit_code == 1 &&
-                                 wrote.output.find("cudaErrorIllegalAddress") != std::string::npos
-                             ? 1
-                             : 0;
+        as_documented += wrote.failed_with("cudaErrorIllegalAddress") ? 1 : 0;
     }
 
     std::printf(

@@ -65,8 +65,7 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
     const int concurrent = prop.concurrentManagedAccess;
     const tutorial::ChildResult system =
         tutorial::run_child("system_memory", {device[0], "malloc"});
-    const bool illegal_address = system.exited && system.exit_code == 1 &&
-                                 system.output.find("cudaErrorIllegalAddress") != std::string::npos;
+    const bool illegal_address = system.failed_with("cudaErrorIllegalAddress");
     const int pageable = prop.pageableMemoryAccess;
 
     const std::vector<Prediction> predictions = {

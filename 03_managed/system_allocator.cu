@@ -67,8 +67,7 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
             tutorial::run_child("system_memory", {std::to_string(ctx.device), kind});
         tutorial::print_child_output(child);
         std::printf("The child %s.\n\n", child.describe().c_str());
-        const bool faulted = child.exited && child.exit_code == 1 &&
-                             child.output.find("cudaErrorIllegalAddress") != std::string::npos;
+        const bool faulted = child.failed_with("cudaErrorIllegalAddress");
         const bool worked = child.succeeded();
         as_expected += pageable_access ? worked : faulted;
     }

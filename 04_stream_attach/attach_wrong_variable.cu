@@ -122,9 +122,7 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
                                  "segmentation fault",
                                  wrong.crashed(), "the child " + wrong.describe(),
                                  "this device lets the CPU touch managed memory during kernels"),
-              concurrent ? "concurrentManagedAccess = 1 here, so the CPU may touch any managed "
-                           "memory during a kernel and the rule cannot be shown"
-                         : "");
+              attach_rule_not_judged(concurrent));
 
     std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
     const tutorial::ChildResult rules = tutorial::run_child("attach_rules", device);

@@ -133,9 +133,7 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
                                  "another stream's kernel runs is a segmentation fault",
                                  child.crashed(), "the child " + child.describe(),
                                  "this device lets the CPU touch managed memory during kernels"),
-              concurrent ? "concurrentManagedAccess = 1 here, so the CPU may touch any managed "
-                           "memory during a kernel and the rule cannot be shown"
-                         : "");
+              attach_rule_not_judged(concurrent));
 
     std::printf(
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"

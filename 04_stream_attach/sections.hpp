@@ -12,6 +12,15 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx);
 tutorial::Result run_threads(tutorial::Context& ctx);
 tutorial::Result run_modular(tutorial::Context& ctx);
 
+// Why a claim about the attach rules is not judged on this device, or "" where it is: the rules
+// (a fault when the CPU touches memory a kernel may use) exist only where
+// concurrentManagedAccess = 0.
+inline std::string attach_rule_not_judged(bool concurrent) {
+    return concurrent ? "concurrentManagedAccess = 1 here, so the CPU may touch any managed "
+                        "memory during a kernel and the rule cannot be shown"
+                      : "";
+}
+
 // Child roles.
 int child_wrong_variable(const std::vector<std::string>& args);    // attach_wrong_variable
 int child_attach_rules(const std::vector<std::string>& args);      // attach_wrong_variable

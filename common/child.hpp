@@ -40,6 +40,11 @@ struct ChildResult {
     std::string describe() const;
 
     bool succeeded() const { return exited && exit_code == 0; }
+    // Stopped by a failed CUDA_CHECK (exit code 1) whose message names `error`, e.g.
+    // "cudaErrorIllegalAddress": the documented way for a deliberate fault to end.
+    bool failed_with(const std::string& error) const {
+        return exited && exit_code == 1 && output.find(error) != std::string::npos;
+    }
     // Ended by a signal of its own making (a crash), not by our deadline.
     bool crashed() const { return !exited && signal != 0 && !timed_out; }
 };
