@@ -193,9 +193,7 @@ GranuleSteps grow_by_one_granule(int device, const std::vector<std::size_t>& sta
                            {"cudaMalloc+copy ms", Align::right},
                            {"VMM ms", Align::right}});
     GranuleSteps result;
-    // Under compute-sanitizer, where timings are not judged, one try: its initcheck tool has been
-    // seen to stop a kernel with an illegal address when address ranges are released and
-    // reserved again in quick succession.
+    // Under compute-sanitizer timings are not judged, so one try is enough there.
     const int attempts = tutorial::why_timing_not_judged().empty() ? 3 : 1;
     for (std::size_t start : starts) {
         std::vector<double> copy_ms, vmm_ms;
@@ -263,8 +261,12 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
                        vmm[i].moved ? "new reservation, chunks remapped" : "one chunk mapped"});
     }
     table.print();
+    // Under compute-sanitizer the small sizes only: its initcheck tool has stopped the fill kernel
+    // with an illegal address on a 512 MiB VMM buffer, where memcheck finds no bad access.
+    const bool sanitized = !tutorial::why_timing_not_judged().empty();
     const std::vector<std::size_t> starts =
-        ctx.quick()
+        sanitized ? std::vector<std::size_t>{8 << 20, 32 << 20}
+        : ctx.quick()
             ? std::vector<std::size_t>{8 << 20, std::min<std::size_t>(512 << 20, free_bytes / 4)}
             : std::vector<std::size_t>{64 << 20, 512 << 20, last / 2};
     const GranuleSteps granule = grow_by_one_granule(ctx.device, starts);
