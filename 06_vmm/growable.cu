@@ -222,6 +222,15 @@ GranuleSteps grow_by_one_granule(int device, const std::vector<std::size_t>& sta
     return result;
 }
 
+// The buffer sizes at which growing by one granule is timed. Under compute-sanitizer the small
+// ones only: its initcheck tool has stopped the fill kernel with an illegal address on a 512 MiB
+// VMM buffer, where memcheck finds no bad access.
+std::vector<std::size_t> granule_starts(bool quick, std::size_t free_bytes, std::size_t last) {
+    if (!tutorial::why_timing_not_judged().empty()) return {8 << 20, 32 << 20};
+    if (quick) return {8 << 20, std::min<std::size_t>(512 << 20, free_bytes / 4)};
+    return {64 << 20, 512 << 20, last / 2};
+}
+
 }  // namespace
 
 tutorial::Result run_growable(tutorial::Context& ctx) {
@@ -261,14 +270,7 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
                        vmm[i].moved ? "new reservation, chunks remapped" : "one chunk mapped"});
     }
     table.print();
-    // Under compute-sanitizer the small sizes only: its initcheck tool has stopped the fill kernel
-    // with an illegal address on a 512 MiB VMM buffer, where memcheck finds no bad access.
-    const bool sanitized = !tutorial::why_timing_not_judged().empty();
-    const std::vector<std::size_t> starts =
-        sanitized ? std::vector<std::size_t>{8 << 20, 32 << 20}
-        : ctx.quick()
-            ? std::vector<std::size_t>{8 << 20, std::min<std::size_t>(512 << 20, free_bytes / 4)}
-            : std::vector<std::size_t>{64 << 20, 512 << 20, last / 2};
+    const std::vector<std::size_t> starts = granule_starts(ctx.quick(), free_bytes, last);
     const GranuleSteps granule = grow_by_one_granule(ctx.device, starts);
     wrong += granule.wrong;
     std::printf(
