@@ -98,22 +98,18 @@ bool as_documented(const Probe& probe, cudaError_t status, const cudaPointerAttr
     return false;
 }
 
-}  // namespace
+// What the probes found, counted for the section's three lessons: CUDA's own memory is recognised
+// from its address, pinned memory has one address for both sides, memory CUDA never saw is not
+// an error.
+struct Tally {
+    int wrong = 0;
+    int cuda_owned = 0, cuda_owned_ok = 0;
+    int pinned = 0, pinned_one_address = 0;
+    int foreign = 0, foreign_ok = 0;
+};
 
-tutorial::Result run_attributes(tutorial::Context& ctx) {
-    int uva = 0;
-    int registered_same_address = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, ctx.device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&registered_same_address,
-                                      cudaDevAttrCanUseHostPointerForRegisteredMem, ctx.device));
-    // Every answer this section expects is the one a unified address space gives.
-    if (uva != 1) return ctx.skip("unifiedAddressing is 0: no unified address space here");
-    std::printf(
-        "unifiedAddressing = %d: the host and every GPU share one 64-bit virtual address space, so "
-        "CUDA can tell\nfrom the address alone which allocation (and which device) a pointer "
-        "belongs to.\n\n",
-        uva);
-
+// Asks cudaPointerGetAttributes about one pointer of every kind and prints what it answers.
+Tally probe_every_kind(int device, bool registered_same_address) {
     const Allocations m;
     int on_the_stack[16] = {};
     const std::vector<Probe> probes = {
@@ -138,13 +134,24 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
                            {"devicePointer"},
                            {"hostPointer"},
                            {"as documented"}});
-    int wrong = 0;
+    Tally t;
     for (const Probe& probe : probes) {
         cudaPointerAttributes a{};
         const cudaError_t status = cudaPointerGetAttributes(&a, probe.pointer);
         const bool registered_elsewhere = probe.pointer == m.registered && !registered_same_address;
-        const bool ok = as_documented(probe, status, a, ctx.device, registered_elsewhere);
-        wrong += ok ? 0 : 1;
+        const bool ok = as_documented(probe, status, a, device, registered_elsewhere);
+        t.wrong += ok ? 0 : 1;
+        if (probe.expected == cudaMemoryTypeUnregistered) {
+            ++t.foreign;
+            t.foreign_ok += ok && a.devicePointer == nullptr;  // no device address for it
+        } else {
+            ++t.cuda_owned;
+            t.cuda_owned_ok += ok;
+        }
+        if (probe.expected == cudaMemoryTypeHost && !registered_elsewhere) {
+            ++t.pinned;
+            t.pinned_one_address += ok && a.devicePointer == probe.pointer;
+        }
         table.add_row({probe.allocation, tutorial::format("%p", probe.pointer),
                        cudaGetErrorName(status), type_name(a.type), std::to_string(a.device),
                        describe(a.devicePointer, probe.pointer),
@@ -154,10 +161,49 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
     std::printf(
         "\n\"same\" means the field equals the pointer we asked about: under UVA a pinned host\n"
         "buffer has one address that works on both sides. Memory CUDA never saw (malloc, new,\n"
-        "the stack) is not an error since CUDA 11: it is reported as unregistered.\n");
-    const int total = static_cast<int>(probes.size());
-    return ctx.verdict(wrong == 0,
+        "the stack) is not an error since CUDA 11: it is reported as unregistered.\n\n");
+    return t;
+}
+
+}  // namespace
+
+tutorial::Result run_attributes(tutorial::Context& ctx) {
+    int uva = 0;
+    int registered_same_address = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, ctx.device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&registered_same_address,
+                                      cudaDevAttrCanUseHostPointerForRegisteredMem, ctx.device));
+    // Every answer this section expects is the one a unified address space gives.
+    if (uva != 1) return ctx.skip("unifiedAddressing is 0: no unified address space here");
+    std::printf(
+        "unifiedAddressing = %d: the host and every GPU share one 64-bit virtual address space, so "
+        "CUDA can tell\nfrom the address alone which allocation (and which device) a pointer "
+        "belongs to.\n\n",
+        uva);
+
+    const Tally t = probe_every_kind(ctx.device, registered_same_address != 0);
+    ctx.claim(tutorial::observed(
+        "from the address alone, CUDA names the type and device of every allocation it made",
+        t.cuda_owned_ok == t.cuda_owned,
+        tutorial::format("%d of %d CUDA allocations reported as documented", t.cuda_owned_ok,
+                         t.cuda_owned),
+        "this driver predates unified addressing, or an allocation was made on another device"));
+    ctx.claim(tutorial::observed(
+        "pinned host memory has one address for both sides: devicePointer == the host pointer",
+        t.pinned > 0 && t.pinned_one_address == t.pinned,
+        tutorial::format("%d of %d pinned buffers", t.pinned_one_address, t.pinned),
+        "the device cannot use host pointers for registered memory "
+        "(canUseHostPointerForRegisteredMem = 0)"));
+    ctx.claim(tutorial::observed(
+        "asking about memory CUDA never saw is not an error: it is cudaMemoryTypeUnregistered",
+        t.foreign_ok == t.foreign,
+        tutorial::format("%d of %d malloc/new/stack pointers: cudaSuccess, unregistered, no "
+                         "device pointer",
+                         t.foreign_ok, t.foreign),
+        "a CUDA runtime older than 11.0, which returned cudaErrorInvalidValue here"));
+    const int total = t.cuda_owned + t.foreign;
+    return ctx.verdict(t.wrong == 0,
                        tutorial::format("%d of %d pointer kinds report the documented type, "
                                         "device and addresses",
-                                        total - wrong, total));
+                                        total - t.wrong, total));
 }

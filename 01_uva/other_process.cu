@@ -2,8 +2,8 @@
 // virtual address space. Handed to another process as a number, it points at nothing there.
 #include "common/check.hpp"
 #include "common/child.hpp"
-#include "common/report.hpp"
 #include "common/patterns.hpp"
+#include "common/report.hpp"
 #include "sections.hpp"
 
 #include <cinttypes>
@@ -78,11 +78,28 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
         "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
         wrong);
 
-    const bool failed_as_documented =
+    const bool unknown_there =
+        child.exited && child.output.find("cudaMemoryTypeUnregistered") != std::string::npos;
+    const bool kernel_faulted =
         child.exited && child.exit_code == 3 &&
-        child.output.find("cudaMemoryTypeUnregistered") != std::string::npos &&
         child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
-    return ctx.verdict(failed_as_documented && wrong == 0,
+    const bool sticky =
+        child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
+    ctx.claim(tutorial::observed(
+        "in another process this address is not CUDA memory, and a kernel reading it faults",
+        unknown_there && kernel_faulted,
+        std::string(unknown_there ? "unregistered there" : "known there") + ", the kernel " +
+            (kernel_faulted ? "failed with cudaErrorIllegalAddress" : "did not fail that way"),
+        "the two processes share one address space through some other mechanism"));
+    ctx.claim(tutorial::observed(
+        "after an illegal address the child's context is lost: its next call fails the same way",
+        sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
+        "the kernel did not fault, so there was no error to keep"));
+    ctx.claim(tutorial::observed("the owner's buffer is untouched by the other process's fault",
+                                 wrong == 0,
+                                 tutorial::format("%zu of %zu values wrong", wrong, count),
+                                 "the child's kernel wrote somewhere it should not"));
+    return ctx.verdict(unknown_there && kernel_faulted && wrong == 0,
                        "the child saw an unregistered address and its kernel failed with "
                        "cudaErrorIllegalAddress; the parent's buffer is intact");
 }

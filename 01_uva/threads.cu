@@ -1,8 +1,8 @@
 // Section `threads`: device pointers, streams and events belong to the process, not to the host
 // thread that created them.
 #include "common/check.hpp"
-#include "common/report.hpp"
 #include "common/patterns.hpp"
+#include "common/report.hpp"
 #include "sections.hpp"
 
 #include <cstdint>
@@ -20,10 +20,10 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
 
     // The worker must not wait on the event before it has been recorded, so the worker says when.
     std::promise<int> recorded;
+    int before = -1;  // the worker's current device before it set one
     std::thread worker([&] {
         // The current device is per host thread and starts at 0 in every new thread: a worker
         // that should use device N has to say so.
-        int before = -1;
         CUDA_CHECK(cudaGetDevice(&before));
         CUDA_CHECK(cudaSetDevice(ctx.device));
         cudaStream_t stream = nullptr;
@@ -46,6 +46,14 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
 
     CUDA_CHECK(cudaEventDestroy(done));
     CUDA_CHECK(cudaFree(buffer));
+    ctx.claim(tutorial::observed(
+        "a device pointer and an event made by one host thread work in another", wrong == 0,
+        tutorial::format("the worker's kernel wrote %zu of %zu values right", count - wrong, count),
+        "the worker used another device than the one the buffer lives on"));
+    ctx.claim(tutorial::observed(
+        "the current device belongs to the host thread: a new thread starts on device 0",
+        before == 0, tutorial::format("the worker's cudaGetDevice said %d", before),
+        "a CUDA_VISIBLE_DEVICES or driver setting that changes the default device"));
     return ctx.verdict(wrong == 0, tutorial::format("all %zu values the worker thread's kernel "
                                                     "wrote are in the main thread's buffer",
                                                     count));

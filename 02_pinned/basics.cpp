@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <string>
 
 namespace {
 
@@ -50,10 +51,12 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
 
     tutorial::Table table(
         {{"pointer"}, {"allocated with"}, {"cudaPointerGetAttributes"}, {"freed with"}});
-    table.add_row({"memory_device", "cudaMalloc", memory_type_name(memory_device), "cudaFree"});
-    table.add_row({"memory_host", "new float[100]", memory_type_name(memory_host), "delete[]"});
-    table.add_row({"memory_page_locked", "cudaMallocHost", memory_type_name(memory_page_locked),
-                   "cudaFreeHost"});
+    const std::string device_type = memory_type_name(memory_device);
+    const std::string host_type = memory_type_name(memory_host);
+    const std::string pinned_type = memory_type_name(memory_page_locked);
+    table.add_row({"memory_device", "cudaMalloc", device_type, "cudaFree"});
+    table.add_row({"memory_host", "new float[100]", host_type, "delete[]"});
+    table.add_row({"memory_page_locked", "cudaMallocHost", pinned_type, "cudaFreeHost"});
     table.print();
 
     int wrong = 0;
@@ -70,7 +73,18 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
     std::printf(
         "\nThe runtime knows nothing about memory from new[] (\"unregistered\"): the first copy\n"
         "had to stage it through a pinned buffer of the driver's own. The pinned buffer is\n"
-        "known to CUDA as host memory, so the copy engine wrote into it directly.\n");
+        "known to CUDA as host memory, so the copy engine wrote into it directly.\n\n");
+    ctx.claim(tutorial::observed(
+        "CUDA knows pinned memory as host memory and memory from new[] not at all",
+        device_type == "cudaMemoryTypeDevice" && host_type == "cudaMemoryTypeUnregistered" &&
+            pinned_type == "cudaMemoryTypeHost",
+        "device: " + device_type + ", new[]: " + host_type + ", pinned: " + pinned_type,
+        "a system where malloc'd memory is registered with CUDA (HMM or ATS)"));
+    ctx.claim(tutorial::observed(
+        "a value carried pageable -> device -> pinned arrives unchanged",
+        value == 520.25f && wrong == 0,
+        tutorial::format("memory_page_locked[2] = %g, %d of %d values differ", value, wrong, count),
+        "a copy that did not complete, or went to the wrong buffer"));
     return ctx.verdict(value == 520.25f && wrong == 0,
                        tutorial::format("memory_page_locked[2] == 520.25 and all %d values "
                                         "survived pageable -> device -> pinned",

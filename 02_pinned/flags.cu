@@ -111,6 +111,45 @@ Outcome try_flags(const Row& row, std::uint32_t seed, const Device& device) {
     return o;
 }
 
+// How many rows showed each lesson of the section.
+struct Counts {
+    int tried = 0;
+    int expected = 0;               // everything as expected
+    int mapped = 0;                 // cudaHostGetFlags included Mapped
+    int kernel = 0;                 // the kernel used the device pointer correctly
+    int same_address = 0;           // the device pointer was the host pointer...
+    int same_address_expected = 0;  // ...of this many rows where unified addressing promises it
+
+    void add(const Outcome& o, bool same_address_promised) {
+        ++tried;
+        expected += o.ok ? 1 : 0;
+        mapped += (o.reported & cudaHostAllocMapped) ? 1 : 0;
+        kernel += o.kernel_wrong == 0 ? 1 : 0;
+        same_address_expected += same_address_promised ? 1 : 0;
+        same_address += same_address_promised && o.same_address ? 1 : 0;
+    }
+};
+
+void claim_lessons(tutorial::Context& ctx, const Counts& n, bool unified) {
+    const char* no_uva = unified ? "" : "unifiedAddressing is 0 on this device";
+    ctx.claim(tutorial::observed("with unified addressing every pinned range is mapped, "
+                                 "whatever the flags: cudaHostGetFlags says Mapped",
+                                 n.mapped == n.tried,
+                                 format("Mapped in %d of %d answers", n.mapped, n.tried),
+                                 "the driver reports only the flags that were asked for"),
+              no_uva);
+    ctx.claim(
+        tutorial::observed("the device pointer is the host pointer itself",
+                           n.same_address == n.same_address_expected,
+                           format("%d of %d allocations", n.same_address, n.same_address_expected),
+                           "this driver maps pinned memory at a separate device address"),
+        no_uva);
+    ctx.claim(tutorial::observed(
+        "a kernel uses every kind of pinned memory through cudaHostGetDevicePointer",
+        n.kernel == n.tried, format("%d of %d kernels saw the right data", n.kernel, n.tried),
+        "a pinned allocation the device cannot reach over the bus"));
+}
+
 }  // namespace
 
 tutorial::Result run_flags(tutorial::Context& ctx) {
@@ -143,8 +182,7 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
                            {"kernel"},
                            {"as expected"},
                            {"meaning"}});
-    int expected_rows = 0;
-    int tried_rows = 0;
+    Counts n;
     std::uint32_t seed = 100;
     for (const Row& row : rows) {
         const bool read_only = row.registered && (row.flags & cudaHostRegisterReadOnly);
@@ -156,9 +194,8 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
                 {call, asked, "-", "-", "-", "-", "hostRegisterReadOnlySupported is 0: not tried"});
             continue;
         }
-        ++tried_rows;
         const Outcome o = try_flags(row, seed++, device);
-        expected_rows += o.ok ? 1 : 0;
+        n.add(o, device.unified && (!row.registered || device.registered_same_address));
         table.add_row({call, asked, alloc_flag_names(o.reported), o.device_view,
                        o.kernel_wrong != 0 ? format("%zu wrong", o.kernel_wrong)
                        : read_only         ? "read what CPU wrote"
@@ -174,8 +211,9 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
         "no way to report it. Write code that runs without unified addressing as if the flags\n"
         "mattered (they do there), and keep WriteCombined for buffers the CPU only writes.\n",
         device.unified ? 1 : 0);
-    return ctx.verdict(expected_rows == tried_rows,
+    claim_lessons(ctx, n, device.unified);
+    return ctx.verdict(n.expected == n.tried,
                        format("%d of %d allocations reported the flags asked for and were "
                               "usable by a kernel through their device pointer",
-                              expected_rows, tried_rows));
+                              n.expected, n.tried));
 }

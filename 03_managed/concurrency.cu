@@ -27,12 +27,13 @@ __global__ void write_x() {
 
 using SystemAtomic = cuda::atomic_ref<int, cuda::thread_scope_system>;
 
-// Waits until the host sets *flag, for at most ~5 s of GPU clock, then records whether it saw it.
+// Waits until the host sets *flag, for at most 5 s, then records whether it saw it. The deadline
+// is on the GPU's nanosecond timer: clock64 counts SM cycles, whose rate changes with the clock.
 __global__ void wait_for_host(int* flag, int* outcome) {
     SystemAtomic go(*flag);
-    const long long give_up = clock64() + 5'000'000'000LL;  // cycles: seconds at GPU clocks
+    const unsigned long long give_up = tutorial::global_nanoseconds() + 5'000'000'000ULL;
     while (go.load(cuda::memory_order_acquire) == 0) {
-        if (clock64() > give_up) {
+        if (tutorial::global_nanoseconds() > give_up) {
             *outcome = 2;  // timed out: the host's write never became visible
             return;
         }
@@ -177,22 +178,47 @@ bool four_points(bool concurrent) {
 tutorial::Result run_concurrency(tutorial::Context& ctx) {
     const bool concurrent =
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    int ok_parts = host_writes_during_kernel(ctx.device, concurrent);
+    const bool part1 = host_writes_during_kernel(ctx.device, concurrent);
+    ctx.claim(concurrent
+                  ? tutorial::observed("with concurrentManagedAccess = 1 the host may write "
+                                       "managed memory while a kernel runs",
+                                       part1, "the child wrote y during the kernel and finished",
+                                       "the child's lines say what stopped it")
+                  : tutorial::observed("with concurrentManagedAccess = 0 the host touching "
+                                       "managed memory during a kernel is a segmentation fault",
+                                       part1, "the child was killed by a signal",
+                                       "the driver let the write through; no program may rely "
+                                       "on that"));
 
     std::printf("\n2. A kernel waits for a managed flag that the host sets while it runs:\n");
-    if (concurrent) {
-        ok_parts += kernel_sees_host_write();
-    } else {
+    const bool part2 = concurrent && kernel_sees_host_write();
+    if (!concurrent) {
         std::printf(
             "   Not possible here: the host may not touch managed memory during a kernel.\n");
-        ok_parts += 1;
     }
+    ctx.claim(
+        tutorial::observed("a running kernel sees a host write to managed memory, through "
+                           "system-scope atomics",
+                           part2, part2 ? "the kernel saw the flag and finished" : "it did not",
+                           "the write stayed in a CPU cache, or the kernel gave up after 5 s"),
+        concurrent ? "" : "concurrentManagedAccess is 0 on this device");
 
     std::printf("\n3. Polling cudaStreamQuery until the kernel is done, then reading its data:\n");
-    ok_parts += poll_then_read();
+    const bool part3 = poll_then_read();
+    ctx.claim(
+        tutorial::observed("once cudaStreamQuery returns cudaSuccess, the host may read "
+                           "the kernel's managed results",
+                           part3, part3 ? "the counter was complete" : "it was not",
+                           "the stream had no work left to poll for"));
 
     std::printf("\n4. The appendix's four points:\n");
-    ok_parts += four_points(concurrent);
+    const bool part4 = four_points(concurrent);
+    ctx.claim(
+        tutorial::observed("during a kernel the host may write pinned memory, and kernels "
+                           "in two streams may share managed data",
+                           part4, part4 ? "every value as expected" : "a value was wrong",
+                           "the two kernels' atomics did not both reach the counter"));
+    const int ok_parts = part1 + part2 + part3 + part4 + (concurrent ? 0 : 1);
     return ctx.verdict(ok_parts == 4, tutorial::format("%d of 4 parts behaved as documented for "
                                                        "concurrentManagedAccess = %d",
                                                        ok_parts, concurrent ? 1 : 0));

@@ -92,13 +92,12 @@ int child_use_cuda(const std::vector<std::string>& args) {
 
 tutorial::Result run_fork(tutorial::Context& ctx) {
     const std::vector<std::string> device = {std::to_string(ctx.device)};
-    int as_documented = 0;
 
     std::printf("(a) fork() after CUDA is initialised, no exec (inside a child process):\n");
     const tutorial::ChildResult after = tutorial::run_child("fork_after_init", device);
     tutorial::print_child_output(after);
     std::printf("    The child %s.\n", after.describe().c_str());
-    as_documented +=
+    const bool refused =
         after.succeeded() && after.output.find("cudaErrorInitializationError") != std::string::npos;
 
     std::printf(
@@ -110,14 +109,25 @@ tutorial::Result run_fork(tutorial::Context& ctx) {
     const tutorial::ChildResult exec = tutorial::run_child("use_cuda", device);
     tutorial::print_child_output(exec);
     std::printf("    The child %s.\n", exec.describe().c_str());
-    as_documented += exec.succeeded();
 
     std::printf("\n(c2) fork() before any CUDA call, then both processes use CUDA:\n");
     const tutorial::ChildResult before = tutorial::run_child("fork_before_init", device);
     tutorial::print_child_output(before);
-    std::printf("    The child %s.\n", before.describe().c_str());
-    as_documented += before.succeeded();
+    std::printf("    The child %s.\n\n", before.describe().c_str());
 
+    ctx.claim(tutorial::observed(
+        "a process forked after CUDA started cannot use the CUDA state it inherited", refused,
+        refused ? "its cudaMemset returned cudaErrorInitializationError"
+                : "its cudaMemset did not fail that way",
+        "this driver let the forked process through; the child's lines say what it returned"));
+    ctx.claim(tutorial::observed("fork + exec gives a fresh process that uses CUDA normally",
+                                 exec.succeeded(), "the exec'd child " + exec.describe(),
+                                 "the device is busy or unavailable to a second process"));
+    ctx.claim(tutorial::observed(
+        "a fork before any CUDA call leaves both processes free to use CUDA", before.succeeded(),
+        "the child " + before.describe(),
+        "the device is in exclusive-process compute mode, which allows one process at a time"));
+    const int as_documented = refused + exec.succeeded() + before.succeeded();
     return ctx.verdict(as_documented == 3,
                        tutorial::format("%d of 3: the CUDA call after fork() failed with "
                                         "cudaErrorInitializationError, and the exec'd and "

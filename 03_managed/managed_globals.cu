@@ -49,7 +49,16 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "instead of a pointer. It needs a CUDA context: touching one on the host before any\n"
         "other CUDA call creates the context of the current device. __constant__ variables\n"
         "cannot be managed: nvcc rejects `__constant__ __managed__ int c;` with \"__managed__\n"
-        "variables cannot be marked __shared__ or __constant__\".\n");
+        "variables cannot be marked __shared__ or __constant__\".\n\n");
+    ctx.claim(tutorial::observed(
+        "host and kernel use a __managed__ variable by name, with no pointer and no copy",
+        x[1] == 8,
+        tutorial::format("the kernel computed x[1] = %d from the host's x[0] and y", x[1]),
+        "the kernel did not run; its launch check says why"));
+    ctx.claim(tutorial::observed(
+        "a kernel sees what the host stored in a __managed__ variable before the launch",
+        gpu_saw == 1234, tutorial::format("the kernel saw %d", gpu_saw),
+        "the host's store had not reached the page when the kernel read it"));
     return ctx.verdict(x[1] == 8 && gpu_saw == 1234,
                        tutorial::format("x[1] = %d (expected 8) and the kernel saw x = %d "
                                         "(expected 1234)",

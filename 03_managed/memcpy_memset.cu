@@ -117,7 +117,16 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         "*ToDevice or DeviceTo* kind makes the device access the managed side, HostTo*/*ToHost\n"
         "the host (when it may). On a system with concurrentManagedAccess = 1 both are always\n"
         "allowed, so every kind works; only the pageable partner is refused where a kind\n"
-        "claims it is device memory. cudaMemset is always done by the device.\n");
+        "claims it is device memory. cudaMemset is always done by the device.\n\n");
+    ctx.claim(tutorial::observed(
+        "on managed memory every cudaMemcpyKind copies; only a kind calling pageable memory "
+        "device memory is refused",
+        copies_ok, "the child " + child.describe(),
+        "concurrentManagedAccess = 0 here, so a kind may not send the wrong side to the pages"));
+    ctx.claim(tutorial::observed(
+        "cudaMemset and cudaMemsetAsync fill managed memory the CPU touched first", wrong == 0,
+        tutorial::format("%zu of %zu bytes wrong", wrong, bytes),
+        "the host read before the asynchronous memset finished"));
     return ctx.verdict(copies_ok && wrong == 0,
                        "all 20 kind/direction pairs behaved as expected and both memsets "
                        "landed, checked on the CPU");

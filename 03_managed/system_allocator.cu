@@ -78,6 +78,13 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
         "hardware-coherent systems such as Grace Hopper. Elsewhere, use cudaMallocManaged, or\n"
         "pin the memory with cudaHostRegister.\n",
         pageable_access ? "All three worked" : "All three failed with cudaErrorIllegalAddress");
+    std::printf("\n");
+    ctx.claim(tutorial::observed(
+        pageable_access ? "pageableMemoryAccess = 1: kernels use malloc, stack and global memory"
+                        : "pageableMemoryAccess = 0: a kernel on malloc, stack or global memory "
+                          "fails with cudaErrorIllegalAddress",
+        as_expected == 3, tutorial::format("%d of 3 kinds as predicted", as_expected),
+        "the attribute and the driver disagree; the children's lines show what happened"));
     return ctx.verdict(as_expected == 3,
                        tutorial::format("%d of 3 kinds of system memory behaved as "
                                         "pageableMemoryAccess = %d predicts",

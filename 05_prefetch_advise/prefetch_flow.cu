@@ -22,17 +22,27 @@ __global__ void mykernel(std::uint32_t* data, std::size_t count) {
 }
 
 // Where the last prefetch of the range was asked to go: a device ordinal, -1 for the host.
-std::string last_prefetch_location(const void* data, std::size_t bytes) {
+int last_prefetch_location(const void* data, std::size_t bytes) {
     int location = 0;
     CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
                                         cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
+    return location;
+}
+
+std::string location_name(int location) {
     if (location == cudaCpuDeviceId) return "the host (-1)";
     if (location == cudaInvalidDeviceId) return "none (-2)";
     return "GPU " + std::to_string(location);
 }
 
+// What the narrated run of foo saw right after queuing each prefetch.
+struct Seen {
+    int after_first = cudaInvalidDeviceId;
+    int after_second = cudaInvalidDeviceId;
+};
+
 // The whole flow once; returns its milliseconds and counts wrong values into `wrong`.
-double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, bool narrate,
+double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, Seen* narrate,
            std::size_t& wrong) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
     std::uint32_t* data = nullptr;
@@ -42,21 +52,25 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
     if (with_prefetches) {
         CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, s));
     }
-    if (narrate) {
+    if (narrate != nullptr) {
+        const double returned_ms = timer.elapsed_ms();
+        const cudaError_t query = cudaStreamQuery(s);
+        narrate->after_first = last_prefetch_location(data, bytes);
         std::printf(
             "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms;\n"
             "  cudaStreamQuery then says %s; last prefetch location: %s\n",
-            device, timer.elapsed_ms(), cudaGetErrorName(cudaStreamQuery(s)),
-            last_prefetch_location(data, bytes).c_str());
+            device, returned_ms, cudaGetErrorName(query),
+            location_name(narrate->after_first).c_str());
     }
     mykernel<<<1024, 256, 0, s>>>(data, count);
     CUDA_CHECK_LAUNCH();
     if (with_prefetches) CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, s));
-    if (narrate) {
+    if (narrate != nullptr) {
+        narrate->after_second = last_prefetch_location(data, bytes);
         std::printf(
             "  queued the kernel and the prefetch to the host; last prefetch location: "
             "%s,\n  although the data may not have moved yet\n",
-            last_prefetch_location(data, bytes).c_str());
+            location_name(narrate->after_second).c_str());
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
     for (std::size_t i = 0; i < count; ++i) wrong += data[i] != pattern(i, 9) * 2 + 1;  // use_data
@@ -77,11 +91,12 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
         "the CPU, cudaStreamSynchronize, use on the CPU:\n",
         tutorial::format_bytes(count * 4).c_str());
     std::size_t wrong = 0;
-    foo(s, ctx.device, count, true, true, wrong);
-    const double with_ms =
-        tutorial::median_ms(0, runs, [&] { return foo(s, ctx.device, count, true, false, wrong); });
+    Seen seen;
+    foo(s, ctx.device, count, true, &seen, wrong);
+    const double with_ms = tutorial::median_ms(
+        0, runs, [&] { return foo(s, ctx.device, count, true, nullptr, wrong); });
     const double without_ms = tutorial::median_ms(
-        0, runs, [&] { return foo(s, ctx.device, count, false, false, wrong); });
+        0, runs, [&] { return foo(s, ctx.device, count, false, nullptr, wrong); });
     CUDA_CHECK(cudaStreamDestroy(s));
 
     std::printf("\n");
@@ -94,7 +109,21 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
         "\nA prefetch is an operation in the stream, like a kernel: the one to the GPU runs\n"
         "before the kernel starts, the one back to the host after the kernel ends, and\n"
         "cudaStreamSynchronize waits for all three. cudaMemRangeGetAttribute reports where the\n"
-        "last prefetch was asked to go, not whether it has happened.\n");
+        "last prefetch was asked to go, not whether it has happened.\n\n");
+    ctx.claim(tutorial::observed(
+        "the range attribute names a prefetch's destination as soon as it is queued",
+        seen.after_first == ctx.device && seen.after_second == cudaCpuDeviceId,
+        "after the first: " + location_name(seen.after_first) +
+            "; after the second, queued behind the kernel: " + location_name(seen.after_second),
+        "this driver records the location only once the migration is done"));
+    ctx.claim(tutorial::at_least("foo with the two prefetches beats page faults both ways",
+                                 without_ms / with_ms, 1.1, "x",
+                                 "the faults were cheap here: little data, or pages already "
+                                 "where the kernel ran"));
+    ctx.claim(tutorial::observed(
+        "every value the CPU used after cudaStreamSynchronize is the kernel's", wrong == 0,
+        tutorial::format("%zu wrong in %d runs", wrong, 2 * runs + 1),
+        "the stream did not order the prefetch back after the kernel"));
     return ctx.verdict(wrong == 0,
                        tutorial::format("every value the CPU used equals 2 * initial + 1, in all "
                                         "%d runs of foo with and without prefetches",

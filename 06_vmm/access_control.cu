@@ -117,22 +117,21 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
         return ctx.skip("VMM is not supported on this device");
     }
     const std::vector<std::string> device = {std::to_string(ctx.device)};
-    int as_documented = 0;
 
     std::printf("1. Mapped, never granted access (in a child process):\n");
     const ChildResult none = run_child("no_access", device);
     print_child_output(none);
     std::printf("   The child %s.\n", none.describe().c_str());
-    as_documented += none.failed_with("cudaErrorIllegalAddress") &&
-                     none.output.find("PROT_NONE") != std::string::npos;
+    const bool none_faulted = none.failed_with("cudaErrorIllegalAddress") &&
+                              none.output.find("PROT_NONE") != std::string::npos;
 
     std::printf("\n2. Read-only access (in a child process):\n");
     const ChildResult read_only = run_child("read_only", device);
     print_child_output(read_only);
     std::printf("   The child %s.\n", read_only.describe().c_str());
-    as_documented += read_only.failed_with("cudaErrorIllegalAddress") &&
-                     read_only.output.find("PROT_READ;") != std::string::npos &&
-                     read_only.output.find("sum correct") != std::string::npos;
+    const bool reads_worked = read_only.output.find("PROT_READ;") != std::string::npos &&
+                              read_only.output.find("sum correct") != std::string::npos;
+    const bool write_faulted = read_only.failed_with("cudaErrorIllegalAddress");
 
     std::printf("\n3. Read-write access, here:\n");
     std::size_t bytes = 0;
@@ -144,14 +143,28 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
     const std::size_t wrong = mismatches_on_device(data, bytes / 4, 8);
     std::printf("   cuMemGetAccess says %s; a kernel wrote and another checked: %zu wrong.\n",
                 full.c_str(), wrong);
-    as_documented += full == "PROT_READWRITE" && wrong == 0;
+    const bool read_write_worked = full == "PROT_READWRITE" && wrong == 0;
     vmm_unmap(address, bytes);
     vmm_free(address, bytes);
 
     std::printf(
         "\nAccess is granted per range and per device. cudaEnablePeerAccess, by contrast, maps\n"
         "every allocation of one GPU into another, past and future; with VMM a program can\n"
-        "share exactly the allocations it means to share, and nothing else pays for it.\n");
+        "share exactly the allocations it means to share, and nothing else pays for it.\n\n");
+    ctx.claim(tutorial::observed(
+        "a mapping alone grants nothing: a kernel reading it fails with cudaErrorIllegalAddress",
+        none_faulted, "the child " + none.describe(), "the driver granted access by default"));
+    ctx.claim(tutorial::observed(
+        "PROT_READ lets kernels read the range and makes a write fault",
+        reads_worked && write_faulted,
+        std::string(reads_worked ? "reads correct" : "reads wrong") + ", the write " +
+            (write_faulted ? "failed with cudaErrorIllegalAddress" : "did not fault"),
+        "the device ignored the read-only grant"));
+    ctx.claim(tutorial::observed(
+        "PROT_READWRITE makes the range ordinary device memory", read_write_worked,
+        format("cuMemGetAccess: %s, %zu values wrong", full.c_str(), wrong),
+        "the grant covered less than the range"));
+    const int as_documented = none_faulted + (reads_worked && write_faulted) + read_write_worked;
     return ctx.verdict(as_documented == 3,
                        format("%d of 3: no access and a write to read-only memory both failed with "
                               "cudaErrorIllegalAddress, reads and read-write access worked",

@@ -129,7 +129,15 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
         "\nThe two addresses are coherent only at operation boundaries: a kernel, memcpy or\n"
         "memset that writes through one alias must finish before anything reads through the\n"
         "other. A kernel that writes *A and then reads *B itself may see the old value, the new\n"
-        "one or something in between: undefined, so it is explained here, not tested.\n");
+        "one or something in between: undefined, so it is explained here, not tested.\n\n");
+    ctx.claim(tutorial::observed(
+        "one physical allocation mapped twice: a finished write through A reads back through B",
+        through_b == 0, tutorial::format("%zu of %zu values differ", through_b, count),
+        "the two mappings were made from different allocations"));
+    ctx.claim(tutorial::observed(
+        "an event orders work on the aliases across streams, as on one address", ordered_wrong == 0,
+        tutorial::format("%zu values not input + 1 in foo2's view and the copy", ordered_wrong),
+        "a stream did not wait for the event before reading through B"));
     return ctx.verdict(through_b == 0 && ordered_wrong == 0,
                        "B showed what was written through A, and foo2 and the memcpy ordered "
                        "after foo1 by the event both read input + 1 through B");

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 
+using tutorial::format;
 using tutorial::format_bytes;
 
 namespace {
@@ -122,6 +123,22 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
         format_bytes(free_after).c_str());
     const bool memory_used = free_before - free_mapped >= m.bytes;
     const bool memory_back = free_after + m.granularity >= free_before;
+    std::printf("\n");
+    ctx.claim(tutorial::observed(
+        "after cuMemRelease the mapping alone keeps the memory: kernels use the range as usual",
+        wrong == 0, format("%zu of %zu values wrong", wrong, count),
+        "the access grant did not cover the whole range"));
+    ctx.claim(tutorial::observed(
+        "the handle can be had back from any address inside the mapped range", same_properties,
+        same_properties ? "it described the memory created in step 1" : "it described other memory",
+        "the address given was outside the mapping"));
+    ctx.claim(tutorial::observed(
+        "the physical memory is taken while mapped, and given back by the last cuMemUnmap",
+        memory_used && memory_back,
+        format("free memory fell by %s and came back to within %s",
+               format_bytes(free_before - free_mapped).c_str(),
+               format_bytes(free_before > free_after ? free_before - free_after : 0).c_str()),
+        "another process allocated or freed device memory during the section"));
     return ctx.verdict(wrong == 0 && same_properties && memory_used && memory_back,
                        "the mapped range held the kernel's data, the retained handle described "
                        "the same allocation, and unmapping gave the memory back");

@@ -106,6 +106,14 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
         "round_up(%zu, %zu) = %zu: created, reserved, mapped at the start of the reservation\n"
         "with offset 0, and used by a kernel: %zu values wrong.\n",
         wanted, g, bytes, wrong);
+    std::printf("\n");
+    ctx.claim(tutorial::observed(
+        "sizes, addresses and offsets off the granularity are refused, none silently rounded",
+        child.succeeded(), "the child " + child.describe(),
+        "this driver accepted one of them; its line says which"));
+    ctx.claim(tutorial::observed("a size rounded up to the granularity, mapped at offset 0, works",
+                                 wrong == 0, tutorial::format("%zu values wrong", wrong),
+                                 "the access grant did not cover the mapping"));
     return ctx.verdict(child.succeeded() && wrong == 0,
                        "all 5 misaligned calls were refused, and the rounded-up allocation worked");
 }

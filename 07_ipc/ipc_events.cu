@@ -130,7 +130,13 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     std::printf(
         "\nThe event is the only synchronization between the two GPU streams: the consumer's\n"
         "stream waited on the master's most recent record each time. Without the wait it would\n"
-        "have summed the previous batch (or a mix).\n");
+        "have summed the previous batch (or a mix).\n\n");
+    ctx.claim(tutorial::observed(
+        "an interprocess event orders another process's stream after this one's work",
+        in_order == batches,
+        format("%d of %d batches summed after they were produced, though announced before",
+               in_order, batches),
+        "the consumer's stream did not wait on the event (cudaStreamWaitEvent missing)"));
     return ctx.verdict(in_order == batches && ended.succeeded(),
                        format("%d of %d batches were consumed in order, each with the sum of the "
                               "batch just produced, never the one before",

@@ -127,10 +127,12 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
                            {"ended"},
                            {"sum"},
                            {"results"}});
-    int good = 0;
+    int good = 0, read_ok = 0, wrote_ok = 0;
     for (std::size_t w = 0; w < batch.workers.size(); ++w) {
         const WorkerOutcome& o = batch.workers[w];
         good += o.child.succeeded() && o.checksum_ok && o.results_ok;
+        read_ok += o.checksum_ok;
+        wrote_ok += o.results_ok;
         table.add_row({format("%zu", w), format("%zu + %zu", o.offset, o.count), o.mapped,
                        o.child.describe(), o.checksum_ok ? "correct" : "WRONG",
                        o.results_ok ? "correct" : "WRONG"});
@@ -138,7 +140,15 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
     table.print();
     std::printf(
         "\nThe same memory appears at a different address in each process, which is why the\n"
-        "slices travel as offsets: a pointer from the master would mean nothing in a worker.\n");
+        "slices travel as offsets: a pointer from the master would mean nothing in a worker.\n\n");
+    ctx.claim(tutorial::observed(
+        "through an IPC handle, a worker reads the master's device memory in place",
+        read_ok == workers, format("%d of %d workers' sums correct", read_ok, workers),
+        "a worker could not open the handle; its line in the table says how it ended"));
+    ctx.claim(tutorial::observed(
+        "what workers write through their handles is in the master's buffer, with no copy",
+        wrote_ok == workers, format("%d of %d slices correct in the master", wrote_ok, workers),
+        "a worker closed its handle before its kernel had finished"));
     return ctx.verdict(good == workers,
                        format("%d of %d workers reported the right sum for their slice and wrote "
                               "the right results into the shared buffer",

@@ -95,6 +95,19 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     return as_documented ? 0 : 3;
 }
 
+namespace {
+
+// What the child printed after "->" on the line that starts with `call`.
+std::string answer_to(const std::string& output, const std::string& call) {
+    const std::size_t line = output.find(call);
+    if (line == std::string::npos) return "(no line)";
+    const std::size_t arrow = output.find("-> ", line);
+    const std::size_t end = output.find('\n', arrow);
+    return arrow == std::string::npos ? "(no answer)" : output.substr(arrow + 3, end - arrow - 3);
+}
+
+}  // namespace
+
 tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     std::printf("Each call below is used the wrong way, in a child process:\n");
     const ChildResult child = run_child("ipc_misuse", {std::to_string(ctx.device)});
@@ -106,7 +119,23 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
         "the memory stays allocated until the importer releases it, but the master no longer\n"
         "knows about it. Either way, have the workers close their handles (and say so) before\n"
         "the master frees. And from chapter 03: a worker made with fork() but no exec() cannot\n"
-        "use CUDA at all.\n");
+        "use CUDA at all.\n\n");
+    const std::string own = answer_to(child.output, "cudaIpcOpenMemHandle in the process");
+    const std::string interior = answer_to(child.output, "...opened in another process");
+    const std::string managed = answer_to(child.output, "cudaIpcGetMemHandle(managed memory)");
+    const std::string vmm = answer_to(child.output, "cuMemExportToShareableHandle without");
+    ctx.claim(tutorial::observed("a process cannot open an IPC handle it made itself",
+                                 own == "cudaErrorDeviceUninitialized", "it got " + own,
+                                 "this driver lets the owner open its own handle"));
+    ctx.claim(tutorial::observed(
+        "a handle made from an interior pointer leads to the allocation's start, silently",
+        interior.find("offset is lost") != std::string::npos, "it points to " + interior,
+        "this driver keeps the offset, or refuses interior pointers"));
+    ctx.claim(tutorial::observed(
+        "memory that cannot be shared is refused: managed memory, VMM memory with no handle type",
+        managed.rfind("cuda", 0) == 0 && managed != "cudaSuccess" &&
+            vmm.rfind("CUDA_ERROR", 0) == 0,
+        "managed: " + managed + "; VMM: " + vmm, "this driver exported one of them"));
     return ctx.verdict(child.succeeded(),
                        "opening a handle in its own process gave cudaErrorDeviceUninitialized, "
                        "managed memory and an unexportable VMM allocation were refused, and an "

@@ -48,7 +48,17 @@ tutorial::Result run_robustness(tutorial::Context& ctx) {
     const bool noticed = left.exited && left.exit_code == 4;
     std::printf(
         "\nHad the master really died, the same end-of-file would arrive; and since every child\n"
-        "is started with PR_SET_PDEATHSIG, a worker stuck anywhere else is killed with it.\n");
+        "is started with PR_SET_PDEATHSIG, a worker stuck anywhere else is killed with it.\n\n");
+    ctx.claim(tutorial::observed(
+        "a worker that crashes while holding IPC handles harms neither the master nor the others",
+        crash_reported && others_good == workers - 1,
+        format("worker %d %s; %d of %d others verified", victim,
+               batch.workers[victim].child.describe().c_str(), others_good, workers - 1),
+        "the crash took the shared memory's owner or the other workers' contexts with it"));
+    ctx.claim(
+        tutorial::observed("a worker whose master vanishes sees end-of-file and exits, never hangs",
+                           noticed, "the worker " + left.describe(),
+                           "the worker's read has no end-of-file check or no deadline"));
     return ctx.verdict(crash_reported && others_good == workers - 1 && noticed,
                        format("the crash of worker %d was detected and reported, the other %d "
                               "workers' results verified, and the orphaned worker exited on "

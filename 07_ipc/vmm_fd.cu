@@ -119,6 +119,15 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
     vmm_unmap(address, bytes);
     vmm_release(memory);
     vmm_free(address, bytes);
+    std::printf("\n");
+    ctx.claim(tutorial::observed(
+        "a file descriptor passed over a Unix socket gives another process the same memory",
+        sent && result.succeeded(), "the worker " + result.describe(),
+        "the descriptor did not arrive, or the import was refused; the worker's lines say which"));
+    ctx.claim(tutorial::observed("the worker's in-place change shows in the master's own mapping",
+                                 wrong == 0,
+                                 tutorial::format("%zu of %zu values not 2 * x + 1", wrong, count),
+                                 "the worker mapped a copy, or did not finish before unmapping"));
     return ctx.verdict(sent && result.succeeded() && wrong == 0,
                        "the worker imported the descriptor, read the master's data and changed "
                        "it in place, and the master saw the change");

@@ -4,15 +4,9 @@
 
 namespace {
 
-__device__ unsigned long long global_nanoseconds() {
-    unsigned long long now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    return now;
-}
-
 __global__ void busy_kernel(unsigned long long nanoseconds) {
-    const unsigned long long until = global_nanoseconds() + nanoseconds;
-    while (global_nanoseconds() < until) __nanosleep(1000);
+    const unsigned long long until = tutorial::global_nanoseconds() + nanoseconds;
+    while (tutorial::global_nanoseconds() < until) __nanosleep(1000);
 }
 
 }  // namespace

@@ -10,4 +10,14 @@ namespace tutorial {
 // (measured with the GPU's global nanosecond timer, so clock speed does not matter).
 void launch_busy(cudaStream_t stream, double milliseconds);
 
+#ifdef __CUDACC__
+// The GPU's global timer, in nanoseconds: real time, whatever the SM clock does. For kernels that
+// wait for something and give up after a deadline.
+__device__ inline unsigned long long global_nanoseconds() {
+    unsigned long long now = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
+#endif
+
 }  // namespace tutorial
