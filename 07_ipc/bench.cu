@@ -213,11 +213,14 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
                            "the data was too small for the pipe to cost much (try a "
                            "larger --size)"));
     ctx.claim(
-        tutorial::at_least("a worker reads the opened memory at the master's own speed "
+        // At device speed, not the link's: the link would give a few percent of the master's
+        // speed. Not "equal": workers that read at the same moment share the bandwidth, which at
+        // the tests' 16 MiB (reads of about 10 us) happens now and then.
+        tutorial::at_least("a worker reads the opened memory at device speed, like the master "
                            "(worker GB/s / master GB/s)",
-                           worker_gbps / own_gbps, 0.8, "x",
+                           worker_gbps / own_gbps, 0.5, "x",
                            "the opened memory is reached over a slower path: another GPU "
-                           "through peer access, or the workers read at the same time"));
+                           "through peer access, or over the host link"));
     return ctx.verdict(correct == 2 * workers + 1,
                        format("all %d sums (IPC workers, pipe workers, master) equal the data's",
                               2 * workers + 1));
