@@ -14,10 +14,11 @@ int main(int argc, char** argv) {
         {
             Section{"attributes", "cudaPointerGetAttributes on every kind of pointer",
                     run_attributes},
+            // Source and destination: two device (or managed) buffers at once, or two host ones.
             Section{"memcpy_default", "cudaMemcpyDefault between every pair of memory kinds",
-                    run_memcpy_default, size},
+                    run_memcpy_default, Takes{size}.holds(2, 2)},
             Section{"host_pointer_in_kernel", "a kernel using a pinned host pointer, and its cost",
-                    run_host_pointer_in_kernel, Takes{size}.iters()},
+                    run_host_pointer_in_kernel, Takes{size}.holds(1, 1).iters()},
             Section{"threads", "a second host thread uses the main thread's buffer and event",
                     run_threads},
             Section{"other_process", "a device pointer sent to another process fails there (fault)",

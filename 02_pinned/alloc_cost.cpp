@@ -1,12 +1,14 @@
 // Section `alloc_cost`: what pinning costs (time to allocate or register, memory the OS can no
 // longer page out) and after how many transfers it has paid for itself.
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "sections.hpp"
 
 #include <sys/resource.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -176,22 +178,25 @@ void print_break_even(std::size_t bytes, int runs, void* touched, const Costs& c
     // is the price of pinning.
     const double malloc_host_extra_ms = (c.malloc_host.acquire_ms + c.malloc_host.release_ms) -
                                         (c.plain.acquire_ms + c.plain.release_ms);
-    const auto transfers = [&](double cost_ms) {
-        return cost_ms <= 0.0 ? 0.0 : std::ceil(cost_ms / saved_ms);
+    // At small sizes a pinned copy may save nothing (both are latency): then no number of
+    // transfers repays the pinning, and a count would come out negative or infinite.
+    const auto pays = [&](double cost_ms) {
+        if (cost_ms <= 0.0) return std::string("pays from the first transfer");
+        if (saved_ms <= 0.0) return std::string("never pays for itself at this size");
+        return tutorial::format("pays for itself after %.0f transfer(s)",
+                                std::ceil(cost_ms / saved_ms));
     };
     std::printf(
         "\nOne host -> device copy of %s: %.2f ms from pageable memory, %.2f ms once pinned,\n"
         "%.2f ms saved per transfer.\n",
         tutorial::format_bytes(bytes).c_str(), pageable_copy_ms, pinned_copy_ms, saved_ms);
-    std::printf(
-        "Pinning with cudaHostRegister + cudaHostUnregister (%.1f ms) pays for itself after %.0f "
-        "transfer(s).\n",
-        register_ms, transfers(register_ms));
+    std::printf("Pinning with cudaHostRegister + cudaHostUnregister (%.1f ms) %s.\n", register_ms,
+                pays(register_ms).c_str());
     if (malloc_host_extra_ms > 0.0) {
         std::printf(
-            "cudaMallocHost + cudaFreeHost cost %.1f ms more than malloc + touch + free and pay\n"
-            "for themselves after %.0f transfer(s).\n",
-            malloc_host_extra_ms, transfers(malloc_host_extra_ms));
+            "cudaMallocHost + cudaFreeHost cost %.1f ms more than malloc + touch + free: the\n"
+            "difference %s.\n",
+            malloc_host_extra_ms, pays(malloc_host_extra_ms).c_str());
     } else {
         std::printf(
             "cudaMallocHost + cudaFreeHost cost %.1f ms less than malloc + touch + free here\n"
@@ -202,8 +207,9 @@ void print_break_even(std::size_t bytes, int runs, void* touched, const Costs& c
     }
 }
 
-// The memory-lock limit of this process, and what the kernel counts as locked while pinned.
-void print_memlock(std::size_t bytes) {
+// The memory-lock limit of this process, what the kernel counts as locked while pinned, and
+// what pinning does in a child whose limit is lowered to 64 KiB.
+void print_memlock(int device, std::size_t bytes) {
     rlimit memlock{};
     const bool have_limit = getrlimit(RLIMIT_MEMLOCK, &memlock) == 0;
     void* held = nullptr;
@@ -213,18 +219,51 @@ void print_memlock(std::size_t bytes) {
     CUDA_CHECK(cudaFreeHost(held));
     std::printf(
         "\nRLIMIT_MEMLOCK (ulimit -l) of this process: soft %s, hard %s.\n"
-        "/proc/self/status before pinning %s: \"%s\"; while pinned: \"%s\".\n"
-        "The driver pins pages itself rather than through mlock, so the pinned memory does not\n"
-        "show up as locked and the limit does not stop it. It is gone from the OS all the same:\n"
-        "pinned pages cannot be swapped out, moved or reclaimed, so every GiB pinned is a GiB\n"
-        "that other processes and the page cache can no longer use. Pin the buffers that take\n"
-        "part in transfers, reuse them, and free them when the transfers are over.\n",
+        "/proc/self/status before pinning %s: \"%s\"; while pinned: \"%s\"%s.\n",
         have_limit ? limit_text(memlock.rlim_cur).c_str() : "?",
         have_limit ? limit_text(memlock.rlim_max).c_str() : "?",
-        tutorial::format_bytes(bytes).c_str(), locked_before.c_str(), locked_during.c_str());
+        tutorial::format_bytes(bytes).c_str(), locked_before.c_str(), locked_during.c_str(),
+        locked_before == locked_during ? ": the pinned memory is not counted as locked" : "");
+    std::printf("A child lowers its limit to 64 KiB (setrlimit), then pins %s both ways:\n",
+                tutorial::format_bytes(bytes).c_str());
+    const tutorial::ChildResult child =
+        tutorial::run_child("pin_under_memlock", {std::to_string(device), std::to_string(bytes)});
+    tutorial::print_child_output(child);
+    std::printf(
+        "The child %s. Whatever the limit does, pinned memory is gone from the OS: pinned pages\n"
+        "cannot be swapped out, moved or reclaimed, so every GiB pinned is a GiB that other\n"
+        "processes and the page cache can no longer use. Pin the buffers that take part in\n"
+        "transfers, reuse them, and free them when the transfers are over.\n",
+        child.describe().c_str());
 }
 
 }  // namespace
+
+// Child role: lowers RLIMIT_MEMLOCK to 64 KiB, then pins `bytes` (args: device, bytes) with
+// cudaMallocHost and with cudaHostRegister, and prints what each returned. Either may be
+// refused: that is what it reports, in a child so that a refusal is not this process's error.
+int child_pin_under_memlock(const std::vector<std::string>& args) {
+    const std::size_t bytes = std::strtoull(args.at(1).c_str(), nullptr, 10);
+    const rlimit low{64 << 10, 64 << 10};
+    if (setrlimit(RLIMIT_MEMLOCK, &low) != 0) {
+        std::printf("setrlimit(RLIMIT_MEMLOCK, 64 KiB) failed: %s\n", std::strerror(errno));
+        return 3;
+    }
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    void* pinned = nullptr;
+    const cudaError_t allocated = cudaMallocHost(&pinned, bytes);
+    std::printf("with RLIMIT_MEMLOCK = 64 KiB: cudaMallocHost returned %s\n",
+                cudaGetErrorName(allocated));
+    if (allocated == cudaSuccess) CUDA_CHECK(cudaFreeHost(pinned));
+    void* plain = checked_malloc(bytes);
+    std::memset(plain, 1, bytes);
+    const cudaError_t registered = cudaHostRegister(plain, bytes, cudaHostRegisterDefault);
+    std::printf("with RLIMIT_MEMLOCK = 64 KiB: cudaHostRegister returned %s\n",
+                cudaGetErrorName(registered));
+    if (registered == cudaSuccess) CUDA_CHECK(cudaHostUnregister(plain));
+    std::free(plain);
+    return 0;
+}
 
 tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30));
@@ -239,7 +278,7 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
     print_costs(costs, static_cast<double>(bytes) / (1 << 30), malloc_unknown);
     print_break_even(bytes, runs, touched, costs);
     std::free(touched);
-    print_memlock(bytes);
+    print_memlock(ctx.device, bytes);
 
     std::printf("\n");
     ctx.claim(tutorial::at_least(

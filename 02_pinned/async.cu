@@ -269,10 +269,14 @@ tutorial::Result run_async(tutorial::Context& ctx) {
     failures += o.failures;
     const int engines = tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount);
     std::printf(
-        "\nSerial (the three stages one after the other): %.3f ms. With asyncEngineCount = %d\n"
-        "copy engines, uploads, downloads and kernels can all run at the same time. Every run's\n"
-        "output was checked element by element against the CPU's closed form of the kernel.\n\n",
-        o.serial_ms, engines);
+        "\nSerial (the three stages one after the other): %.3f ms. asyncEngineCount = %d: %s\n"
+        "Every run's output was checked element by element against the CPU's closed form "
+        "of the kernel.\n\n",
+        o.serial_ms, engines,
+        engines >= 2   ? "uploads, downloads and kernels can all run at the same time."
+        : engines == 1 ? "one copy engine, so a copy can run beside a kernel, but an upload and a\n"
+                         "download take turns: only part of the pipeline overlaps."
+                       : "no copy engine runs beside a kernel: the stages take turns.");
     ctx.claim(tutorial::at_most(
         "a pinned cudaMemcpyAsync host -> device returns long before the copy is done (call "
         "time as a share of the copy's)",

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
         {
             {"mismatched_calls", child_mismatched_calls},
             {"free_pinned", child_free_pinned},
+            {"pin_under_memlock", child_pin_under_memlock},
             {"write_read_only", child_write_read_only},
         }};
     return tutorial::run_chapter(chapter, argc, argv);

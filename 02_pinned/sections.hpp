@@ -18,4 +18,5 @@ tutorial::Result run_misuse(tutorial::Context& ctx);
 // Child roles of `misuse`.
 int child_mismatched_calls(const std::vector<std::string>& args);
 int child_free_pinned(const std::vector<std::string>& args);
+int child_pin_under_memlock(const std::vector<std::string>& args);
 int child_write_read_only(const std::vector<std::string>& args);

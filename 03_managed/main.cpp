@@ -4,6 +4,7 @@
 
 int main(int argc, char** argv) {
     using tutorial::GiB;
+    using tutorial::MiB;
     using tutorial::Section;
     using tutorial::Takes;
     const tutorial::Chapter chapter{
@@ -17,8 +18,10 @@ int main(int argc, char** argv) {
                     run_managed_globals},
             Section{"properties", "which kind of unified-memory system this is", run_properties},
             Section{"first_touch", "managed memory takes device memory only when touched",
-                    // three allocations of --size at once: keep it to a few GiB
-                    run_first_touch, Takes{}.size(1, 4 * GiB)},
+                    // Three allocations of --size at once: keep it to a few GiB. At least
+                    // 64 MiB: device memory use moves in 2 MiB steps, and the claims need
+                    // "nothing" (under 1/8 of the size) to be told from one page.
+                    run_first_touch, Takes{}.size(1, 4 * GiB, 64 * MiB)},
             Section{"concurrency", "CPU access while kernels run; logical GPU activity",
                     run_concurrency},
             // the first 20 rounds are reported on their own, and at least one more after them

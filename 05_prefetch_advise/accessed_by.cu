@@ -96,6 +96,7 @@ Times write_read_append(int n, bool hint) {
 }  // namespace
 
 tutorial::Result run_accessed_by(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const int direct =
         tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost);
     const int n = static_cast<int>(ctx.size_or(ctx.quick() ? (16 << 20) : (256 << 20)) / 4);

@@ -122,6 +122,7 @@ void print_tables(std::size_t bytes, const Medians& gpu, double copy_ms, const M
 }  // namespace
 
 tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (512 << 20));
     const std::size_t count = bytes / sizeof(std::uint32_t);
     const int runs = ctx.iters_or(ctx.quick() ? 2 : 5);

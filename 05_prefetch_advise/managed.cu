@@ -1,8 +1,16 @@
 #include "managed.hpp"
 
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
+
+const char* why_no_gpu_prefetch(int device) {
+    return tutorial::device_attribute(device, cudaDevAttrConcurrentManagedAccess) == 1
+               ? ""
+               : "concurrentManagedAccess = 0: cudaMemPrefetchAsync to a GPU is refused on this "
+                 "device (Windows, WSL, Jetson)";
+}
 
 DeviceSum timed_device_sum(const std::uint32_t* data, std::size_t count) {
     unsigned long long* sum = nullptr;  // device memory: a managed counter would fault too

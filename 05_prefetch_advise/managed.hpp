@@ -17,6 +17,10 @@ inline cudaMemLocation host_location() {
     return {cudaMemLocationTypeHost, 0};
 }
 
+// Why this chapter's sections cannot run on `device`, or "" when they can: a prefetch to a GPU
+// (and advice that moves pages to one) needs concurrentManagedAccess = 1.
+const char* why_no_gpu_prefetch(int device);
+
 struct DeviceSum {
     double ms;          // the kernel alone, from events
     std::uint64_t sum;  // what it added up

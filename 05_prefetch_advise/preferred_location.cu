@@ -88,6 +88,7 @@ Reads run_case(const Case& c, std::size_t count, int device) {
 }  // namespace
 
 tutorial::Result run_preferred_location(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20));
     const cudaMemLocation gpu = gpu_location(ctx.device);
     const cudaMemLocation host = host_location();
@@ -118,15 +119,20 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
                        reads[i].last_prefetch});
     }
     table.print();
+    const int direct =
+        tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost);
     std::printf(
         "\nWith the host preferred, the GPU's first read (%.1f GB/s) pays for faults that map the\n"
-        "pages where they are, and its second read runs at %.1f GB/s, the speed of PCIe: the\n"
-        "pages stayed in host memory. Without advice they migrated, and the second read ran at\n"
-        "%.1f GB/s from GPU memory. A prefetch still moved them. With the GPU preferred and\n"
-        "directManagedMemAccessFromHost = %d, the CPU cannot map GPU memory, so its reads\n"
-        "migrate the pages anyway: a preferred location is a policy for faults, not a pin.\n",
+        "pages where they are, and its second read runs at %.1f GB/s, the speed of the link to\n"
+        "host memory: the pages stayed there. Without advice they migrated, and the second read\n"
+        "ran at %.1f GB/s from GPU memory. A prefetch still moved them. %s\n",
         reads[1].gbps[0], reads[1].gbps[1], reads[0].gbps[1],  // preferred host; no advice
-        tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost));
+        direct == 1
+            ? "With the GPU preferred and\ndirectManagedMemAccessFromHost = 1, the CPU may map GPU "
+              "memory and read it where it is:\ncompare the last row's two reads."
+            : "With the GPU preferred and\ndirectManagedMemAccessFromHost = 0, the CPU cannot map "
+              "GPU memory, so its reads migrate the\npages anyway: a preferred location is a "
+              "policy for faults, not a pin.");
     std::printf("\n");
     const std::string gpu_name = where(ctx.device);
     ctx.claim(tutorial::observed(

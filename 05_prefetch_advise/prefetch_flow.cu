@@ -82,6 +82,7 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
 }  // namespace
 
 tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const std::size_t count = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20)) / 4;
     // A median of 5, quick mode too: of 20 quick runs with a median of 2, one measured the
     // prefetches slower (0.58x), and a single slow run cannot sway a median of 5.

@@ -145,6 +145,7 @@ void check_prefetches(Checks& c, char* data, std::size_t bytes, int d) {
 }  // namespace
 
 tutorial::Result run_range_attributes(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t bytes = 64 * page;
     char* data = nullptr;

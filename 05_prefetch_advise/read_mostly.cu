@@ -67,6 +67,7 @@ LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<in
 }  // namespace
 
 tutorial::Result run_read_mostly(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (8 << 20) : (64 << 20));
     const std::size_t count = bytes / sizeof(std::uint32_t);
     const int outer = ctx.quick() ? 2 : 3;
@@ -127,8 +128,7 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
         "\nWithout the advice every kernel has to fault the pages over from the CPU and every\n"
         "CPU read faults them back: each side takes the data away from the other.\n\n");
     ctx.claim(tutorial::observed(
-        "cudaMemRangeGetAttribute reports ReadMostly exactly where the "
-        "advice was given",
+        "cudaMemRangeGetAttribute reports ReadMostly exactly where the advice was given",
         attribute_with == 1 && attribute_without == 0,
         format("%d with the advice, %d without", attribute_with, attribute_without),
         "the advice was not recorded for the range"));

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 namespace tutorial {
 
@@ -142,7 +143,8 @@ int run_child_role(const Chapter& chapter, int argc, char** argv) {
             return role.run(std::vector<std::string>(argv + 3, argv + argc));
         }
     }
-    std::fprintf(stderr, "%s: unknown child role '%s'\n", chapter.name, argv[2]);
+    std::fprintf(stderr, "%s: unknown child role %s\n", chapter.name,
+                 quoted_argument(argv[2]).c_str());
     return exit_usage;
 }
 
@@ -197,6 +199,43 @@ int select_device(const char* chapter, const Options& options, int& device, std:
     return 0;
 }
 
+// What the kernel says the host can still give without swapping (MemAvailable), or 0 if unknown.
+std::size_t available_host_memory() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::size_t kib = 0;
+    while (meminfo >> key >> kib) {
+        if (key == "MemAvailable:") return kib * 1024;
+        meminfo.ignore(64, '\n');
+    }
+    return 0;
+}
+
+// A --size the selected sections cannot hold at once (Takes::holds) in the memory that is free
+// now: the problem, in one line, or "". Checked once the device is chosen, before any section.
+std::string check_memory(const std::vector<const Section*>& selected, std::size_t size) {
+    std::size_t device_free = 0;
+    std::size_t device_total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
+    const std::size_t host_free = available_host_memory();
+    for (const Section* section : selected) {
+        const Takes& t = section->takes;
+        if (!t.takes_size) continue;
+        const auto problem = [&](int buffers, std::size_t free, const char* where) {
+            return std::string(section->name) + ": --size " + format_bytes(size) + " means " +
+                   std::to_string(buffers) + " buffer(s) of it in " + where +
+                   " memory at once, and only " + format_bytes(free) + " is free";
+        };
+        if (t.device_buffers > 0 && t.device_buffers * size > device_free) {
+            return problem(t.device_buffers, device_free, "device");
+        }
+        if (t.host_buffers > 0 && host_free > 0 && t.host_buffers * size > host_free) {
+            return problem(t.host_buffers, host_free, "host");
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 int run_chapter(const Chapter& chapter, int argc, char** argv) {
@@ -211,7 +250,7 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     std::string problem = parse_options(argc, argv, options);
     for (const std::string& name : options.sections) {
         if (problem.empty() && find_section(chapter, name) == nullptr) {
-            problem = "unknown section '" + name + "' (see --list)";
+            problem = "unknown section " + quoted_argument(name) + " (see --list)";
         }
     }
     if (problem.empty() && !options.help && !options.list) {
@@ -241,6 +280,13 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     if (any_needs_device) {
         const int status = select_device(chapter.name, options, device, no_device);
         if (status != 0) return status;
+    }
+    if (device >= 0 && options.size != 0) {
+        const std::string too_big = check_memory(selected, options.size);
+        if (!too_big.empty()) {
+            std::fprintf(stderr, "%s: %s\n", chapter.name, too_big.c_str());
+            return exit_usage;
+        }
     }
 
     int passed = 0;

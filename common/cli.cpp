@@ -37,8 +37,25 @@ bool to_unsigned(const std::string& digits, unsigned long long& value) {
 
 }  // namespace
 
+std::string quoted_argument(const std::string& text) {
+    constexpr std::size_t longest = 40;  // characters of the argument shown, at most
+    std::string shown;
+    std::size_t used = 0;
+    for (const char c : text) {
+        if (used == longest) {
+            return "'" + shown + "...' (" + std::to_string(text.size()) + " characters)";
+        }
+        const auto byte = static_cast<unsigned char>(c);
+        // Control characters would act on the terminal (an escape sequence, a newline): show
+        // their code instead.
+        shown += byte < 0x20 || byte == 0x7f ? format("\\x%02x", byte) : std::string(1, c);
+        ++used;
+    }
+    return "'" + shown + "'";
+}
+
 std::string parse_size(const std::string& text, std::size_t& bytes) {
-    const std::string quoted = "'" + text + "'";
+    const std::string quoted = quoted_argument(text);
     const std::string expected =
         ": expected a whole number with an optional binary suffix B, KiB, MiB, GiB or TiB "
         "(for example 256MiB)";
@@ -79,15 +96,17 @@ std::string parse_int(const std::string& text, long min, long max, long& value) 
     std::string digits;
     std::string rest;
     if (!split_number(negative ? text.substr(1) : text, digits, rest) || !rest.empty()) {
-        return "invalid number '" + text + "'" + range;
+        return "invalid number " + quoted_argument(text) + range;
     }
     unsigned long long magnitude = 0;
     if (!to_unsigned(digits, magnitude) ||
         magnitude > static_cast<unsigned long long>(std::numeric_limits<long>::max())) {
-        return "number '" + text + "' is out of range" + range;
+        return "number " + quoted_argument(text) + " is out of range" + range;
     }
     const long parsed = negative ? -static_cast<long>(magnitude) : static_cast<long>(magnitude);
-    if (parsed < min || parsed > max) return "number '" + text + "' is out of range" + range;
+    if (parsed < min || parsed > max) {
+        return "number " + quoted_argument(text) + " is out of range" + range;
+    }
     value = parsed;
     return "";
 }
@@ -110,7 +129,7 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             if (i + 1 >= argc) return "option " + arg + " needs a value";
             value = argv[++i];
         } else if (!takes_value && has_value) {
-            return "option " + arg + " takes no value";
+            return "option " + quoted_argument(arg) + " takes no value";
         }
 
         std::string problem;
@@ -133,7 +152,7 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
         } else if (arg == "--size") {
             problem = parse_size(value, options.size);
         } else if (arg.size() > 1 && arg[0] == '-') {
-            return "unknown option '" + arg + "' (see --help)";
+            return "unknown option " + quoted_argument(arg) + " (see --help)";
         } else {
             options.sections.push_back(arg);
         }
@@ -142,10 +161,17 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
     return "";
 }
 
-Takes& Takes::size(std::size_t multiple, std::size_t most) {
+Takes& Takes::size(std::size_t multiple, std::size_t most, std::size_t least) {
     takes_size = true;
     size_multiple = multiple;
+    size_min = least;
     size_max = most;
+    return *this;
+}
+
+Takes& Takes::holds(int on_device, int on_host) {
+    device_buffers = on_device;
+    host_buffers = on_host;
     return *this;
 }
 
@@ -165,10 +191,13 @@ Takes& Takes::workers(int least, int most) {
 std::string describe(const Takes& takes) {
     std::vector<std::string> parts;
     if (takes.takes_size) {
-        parts.push_back(takes.size_multiple > 1
-                            ? "--size (a multiple of " + format_bytes(takes.size_multiple) +
-                                  ", at most " + format_bytes(takes.size_max) + ")"
-                            : "--size (at most " + format_bytes(takes.size_max) + ")");
+        std::string limits = takes.size_multiple > 1
+                                 ? "a multiple of " + format_bytes(takes.size_multiple) + ", "
+                                 : "";
+        if (takes.size_min > takes.size_multiple) {
+            limits += "at least " + format_bytes(takes.size_min) + ", ";
+        }
+        parts.push_back("--size (" + limits + "at most " + format_bytes(takes.size_max) + ")");
     }
     if (takes.takes_iters) {
         parts.push_back(takes.iters_min > 1
@@ -192,6 +221,9 @@ std::string check_limits(const Options& options, const Takes& takes) {
         }
         if (options.size > takes.size_max) {
             return size + " is more than " + format_bytes(takes.size_max);
+        }
+        if (options.size < takes.size_min) {
+            return size + " is less than " + format_bytes(takes.size_min);
         }
     }
     if (takes.takes_iters && options.iters != 0 && options.iters < takes.iters_min) {

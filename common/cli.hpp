@@ -26,6 +26,10 @@ struct Options {
 
 // "4096", "4KiB", "256MiB", "2GiB", "1TiB" (binary suffixes, case-insensitive). Rejects zero,
 // negative numbers, fractions, decimal suffixes such as "MB" and anything that overflows.
+// An argument as an error message may show it: in quotes, control characters written as \xNN,
+// and cut after 40 characters, so that no argument can act on the terminal or flood it.
+std::string quoted_argument(const std::string& text);
+
 std::string parse_size(const std::string& text, std::size_t& bytes);
 
 // A whole number in [min, max].
@@ -47,15 +51,22 @@ constexpr std::size_t GiB = std::size_t{1} << 30;
 struct Takes {
     bool takes_size = false;
     std::size_t size_multiple = 1;
+    std::size_t size_min = 0;
     std::size_t size_max = 0;
+    int device_buffers = 0;  // buffers of --size the section holds at once in device memory
+    int host_buffers = 0;    // ... and in host memory (pageable or pinned)
     bool takes_iters = false;
     int iters_min = 1;
     bool takes_workers = false;
     int workers_min = 1;
     int workers_max = 0;
 
-    // --size: a multiple of `multiple` bytes, at most `most`.
-    Takes& size(std::size_t multiple, std::size_t most);
+    // --size: a multiple of `multiple` bytes, at most `most`, and at least `least` where a
+    // smaller size would make the section's check meaningless (0: one multiple).
+    Takes& size(std::size_t multiple, std::size_t most, std::size_t least = 0);
+    // How many buffers of --size the section holds at once, in device and in host memory: a
+    // --size they do not fit in is refused (exit 2) once the free memory is known.
+    Takes& holds(int on_device, int on_host);
     // --iters: at least `least` repetitions.
     Takes& iters(int least = 1);
     // --workers: from `least` to `most` processes.

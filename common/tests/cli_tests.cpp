@@ -79,7 +79,7 @@ Result test_parse_options(Context& ctx) {
         {{"x", "--list"}, ""},
         {{"x", "-h"}, ""},
         {{"x", "--size"}, "option --size needs a value"},
-        {{"x", "--quick=yes"}, "option --quick takes no value"},
+        {{"x", "--quick=yes"}, "option '--quick' takes no value"},
         {{"x", "--iters", "0"}, "--iters: number '0' is out of range"},
         {{"x", "--iters", "5x"}, "--iters: invalid number '5x'"},
         {{"x", "--workers", "0"}, "--workers: number '0' is out of range"},
@@ -87,6 +87,9 @@ Result test_parse_options(Context& ctx) {
         {{"x", "--device", "-1"}, "--device: number '-1' is out of range"},
         {{"x", "--device", "99999999999999999999"}, "out of range"},
         {{"x", "--bogus"}, "unknown option '--bogus'"},
+        // Control characters are shown as codes, never sent to the terminal.
+        {{"x", "--bogus\x1b[2J"}, "unknown option '--bogus\\x1b[2J'"},
+        {{"x", "--iters", "1\n2"}, "--iters: invalid number '1\\x0a2'"},
         {{"x", "-"}, ""},  // a lone "-" is a (bad) section name, left to run_chapter to reject
     };
     int wrong = 0;
