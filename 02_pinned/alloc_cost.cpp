@@ -6,7 +6,10 @@
 #include "common/timing.hpp"
 #include "sections.hpp"
 
+#include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -242,8 +245,20 @@ void print_memlock(int device, std::size_t bytes) {
 // Child role: lowers RLIMIT_MEMLOCK to 64 KiB, then pins `bytes` (args: device, bytes) with
 // cudaMallocHost and with cudaHostRegister, and prints what each returned. Either may be
 // refused: that is what it reports, in a child so that a refusal is not this process's error.
+// It first gives up CAP_IPC_LOCK if it has it (root does): with it, the kernel ignores the limit.
 int child_pin_under_memlock(const std::vector<std::string>& args) {
     const std::size_t bytes = std::strtoull(args.at(1).c_str(), nullptr, 10);
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[2] = {};
+    const bool had_ipc_lock =
+        syscall(SYS_capget, &header, caps) == 0 && (caps[0].effective & (1u << CAP_IPC_LOCK)) != 0;
+    if (had_ipc_lock) {
+        caps[0].effective &= ~(1u << CAP_IPC_LOCK);
+        caps[0].permitted &= ~(1u << CAP_IPC_LOCK);
+        const bool dropped = syscall(SYS_capset, &header, caps) == 0;
+        std::printf("this process had CAP_IPC_LOCK, which lifts the limit: %s\n",
+                    dropped ? "dropped it" : "could not drop it");
+    }
     const rlimit low{64 << 10, 64 << 10};
     if (setrlimit(RLIMIT_MEMLOCK, &low) != 0) {
         std::printf("setrlimit(RLIMIT_MEMLOCK, 64 KiB) failed: %s\n", std::strerror(errno));
