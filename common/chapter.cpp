@@ -2,6 +2,7 @@
 
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 
 #include <cuda_runtime.h>
@@ -214,9 +215,7 @@ std::size_t available_host_memory() {
 // A --size the selected sections cannot hold at once (Takes::holds) in the memory that is free
 // now: the problem, in one line, or "". Checked once the device is chosen, before any section.
 std::string check_memory(const std::vector<const Section*>& selected, std::size_t size) {
-    std::size_t device_free = 0;
-    std::size_t device_total = 0;
-    CUDA_CHECK(cudaMemGetInfo(&device_free, &device_total));
+    const std::size_t device_free = free_device_memory();
     const std::size_t host_free = available_host_memory();
     for (const Section* section : selected) {
         const Takes& t = section->takes;

@@ -40,16 +40,14 @@ bool to_unsigned(const std::string& digits, unsigned long long& value) {
 std::string quoted_argument(const std::string& text) {
     constexpr std::size_t longest = 40;  // characters of the argument shown, at most
     std::string shown;
-    std::size_t used = 0;
-    for (const char c : text) {
-        if (used == longest) {
-            return "'" + shown + "...' (" + std::to_string(text.size()) + " characters)";
-        }
-        const auto byte = static_cast<unsigned char>(c);
+    for (std::size_t i = 0; i < text.size() && i < longest; ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
         // Control characters would act on the terminal (an escape sequence, a newline): show
         // their code instead.
-        shown += byte < 0x20 || byte == 0x7f ? format("\\x%02x", byte) : std::string(1, c);
-        ++used;
+        shown += byte < 0x20 || byte == 0x7f ? format("\\x%02x", byte) : std::string(1, text[i]);
+    }
+    if (text.size() > longest) {
+        return "'" + shown + "...' (" + std::to_string(text.size()) + " characters)";
     }
     return "'" + shown + "'";
 }
