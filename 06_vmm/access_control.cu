@@ -64,8 +64,9 @@ void set_access(CUdeviceptr address, std::size_t bytes, int device, CUmemAccess_
 
 // Creates one granule of memory and maps it; the caller decides about access.
 CUdeviceptr mapped_granule(int device, std::size_t& bytes) {
-    bytes = vmm_granularity(device);
-    const CUmemGenericAllocationHandle memory = vmm_create(vmm_properties(device), bytes);
+    const CUmemAllocationProp prop = vmm_properties(device);
+    bytes = vmm_granularity(prop);
+    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
     const CUdeviceptr address = vmm_reserve(bytes, 0);
     vmm_map(address, bytes, memory);
     vmm_release(memory);

@@ -86,9 +86,10 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
         return ctx.skip("VMM is not supported on this device");
     }
     const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
-    const std::size_t bytes = tutorial::vmm_granularity(ctx.device) * (ctx.quick() ? 1 : 8);
+    const CUmemAllocationProp prop = vmm_properties(ctx.device);
+    const std::size_t bytes = tutorial::vmm_granularity(prop) * (ctx.quick() ? 1 : 8);
     const std::size_t count = bytes / sizeof(std::uint32_t);
-    const CUmemGenericAllocationHandle memory = vmm_create(vmm_properties(ctx.device), bytes);
+    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
     const CUdeviceptr a = vmm_reserve(bytes, 0);
     const CUdeviceptr b = vmm_reserve(bytes, 0);
     CU_CHECK(cuMemMap(a, bytes, 0, memory, 0));  // the same handle, at offset 0, twice

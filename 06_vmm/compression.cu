@@ -9,6 +9,7 @@
 #include "common/vmm.hpp"
 #include "sections.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -22,6 +23,7 @@ using tutorial::median_ms;
 using tutorial::round_up;
 using tutorial::Table;
 using tutorial::vmm_free;
+using tutorial::vmm_granularity;
 using tutorial::vmm_map;
 using tutorial::vmm_release;
 using tutorial::vmm_reserve;
@@ -53,15 +55,6 @@ CUmemAllocationProp properties(int device, bool compressible) {
     prop.allocFlags.compressionType =
         compressible ? CU_MEM_ALLOCATION_COMP_GENERIC : CU_MEM_ALLOCATION_COMP_NONE;
     return prop;
-}
-
-// The granularity depends on the properties: asked for the compressible ones, it suits both.
-std::size_t granularity(const CUmemAllocationProp& prop) {
-    static const auto cuMemGetAllocationGranularity =
-        DRIVER_FUNCTION(cuMemGetAllocationGranularity);
-    std::size_t bytes = 0;
-    CU_CHECK(cuMemGetAllocationGranularity(&bytes, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    return bytes;
 }
 
 Region make_region(int device, std::size_t bytes, bool compressible) {
@@ -131,8 +124,11 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
     }
     // Quick mode still reads 256 MiB: a 64 MiB read takes about 20 us, short enough for launch
     // jitter to move the pattern's ratio by 15% (1.16x once on an H100).
-    const std::size_t bytes = round_up(ctx.size_or(ctx.quick() ? (256 << 20) : (1 << 30)),
-                                       granularity(properties(ctx.device, true)));
+    // The granularity depends on the properties, compression included. Both are powers of two,
+    // so a multiple of the larger one suits both allocations.
+    const std::size_t granule = std::max(vmm_granularity(properties(ctx.device, true)),
+                                         vmm_granularity(properties(ctx.device, false)));
+    const std::size_t bytes = round_up(ctx.size_or(ctx.quick() ? (256 << 20) : (1 << 30)), granule);
     const int runs = ctx.iters_or(ctx.quick() ? 5 : 10);
     std::printf(
         "Two %s VMM allocations, one requested with CU_MEM_ALLOCATION_COMP_GENERIC. For each,\n"

@@ -47,8 +47,8 @@ int child_misaligned_calls(const std::vector<std::string>& args) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
     const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
-    const std::size_t g = vmm_granularity(device);
     const CUmemAllocationProp prop = vmm_properties(device);
+    const std::size_t g = vmm_granularity(prop);
     const CUmemGenericAllocationHandle memory = vmm_create(prop, 2 * g);
     const CUdeviceptr range = vmm_reserve(4 * g, 0);
 
@@ -81,7 +81,8 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
     if (!tutorial::vmm_supported(ctx.device)) {
         return ctx.skip("VMM is not supported on this device");
     }
-    const std::size_t g = vmm_granularity(ctx.device);
+    const CUmemAllocationProp prop = vmm_properties(ctx.device);
+    const std::size_t g = vmm_granularity(prop);
     std::printf("Granularity: %s. Calls that break it, in a child process:\n",
                 format_bytes(g).c_str());
     const ChildResult child = run_child("misaligned_calls", {std::to_string(ctx.device)});
@@ -92,7 +93,7 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
     // is aligned to the granularity), offset 0.
     const std::size_t wanted = g + 1;
     const std::size_t bytes = round_up(wanted, g);
-    const CUmemGenericAllocationHandle memory = vmm_create(vmm_properties(ctx.device), bytes);
+    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
     const CUdeviceptr address = vmm_reserve(bytes, 0);
     vmm_map(address, bytes, memory);
     vmm_set_access(address, bytes, ctx.device);

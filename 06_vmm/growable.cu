@@ -187,7 +187,8 @@ struct GranuleSteps {
 // Growing by one granule at each size in `starts`, both ways, the median of 3 tries: a table row
 // each.
 GranuleSteps grow_by_one_granule(int device, const std::vector<std::size_t>& starts) {
-    const std::size_t step = tutorial::vmm_granularity(device);
+    // The granularity of the plain device memory a GrowableBuffer maps.
+    const std::size_t step = tutorial::vmm_granularity(tutorial::vmm_properties(device));
     tutorial::Table table({{"buffer size", Align::right},
                            {"grow by", Align::right},
                            {"cudaMalloc+copy ms", Align::right},

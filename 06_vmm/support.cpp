@@ -48,9 +48,9 @@ tutorial::Prediction vmm_works(int value, int device) {
     bool worked = false;
     std::string seen = "not tried: the attribute is 0";
     if (value) {
-        const std::size_t bytes = tutorial::vmm_granularity(device);
-        const CUmemGenericAllocationHandle memory =
-            tutorial::vmm_create(tutorial::vmm_properties(device), bytes);
+        const CUmemAllocationProp prop = tutorial::vmm_properties(device);
+        const std::size_t bytes = tutorial::vmm_granularity(prop);
+        const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
         const CUdeviceptr address = tutorial::vmm_reserve(bytes, 0);
         tutorial::vmm_map(address, bytes, memory);
         tutorial::vmm_set_access(address, bytes, device);

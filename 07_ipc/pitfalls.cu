@@ -57,9 +57,9 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
 
     const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
     const auto cuGetErrorName = DRIVER_FUNCTION(cuGetErrorName);
-    const std::size_t bytes = tutorial::vmm_granularity(device);
-    const CUmemGenericAllocationHandle memory =
-        tutorial::vmm_create(tutorial::vmm_properties(device), bytes);
+    const CUmemAllocationProp prop = tutorial::vmm_properties(device);  // not exportable
+    const std::size_t bytes = tutorial::vmm_granularity(prop);
+    const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
     int fd = -1;
     const CUresult exported =
         cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);

@@ -67,7 +67,7 @@ Outcome descriptor_export(int device) {
     const CUmemAllocationProp prop =
         tutorial::vmm_properties(device, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     CUmemGenericAllocationHandle memory = 0;
-    const CUresult created = cuMemCreate(&memory, tutorial::vmm_granularity(device), &prop, 0);
+    const CUresult created = cuMemCreate(&memory, tutorial::vmm_granularity(prop), &prop, 0);
     if (created != CUDA_SUCCESS) return {false, "cuMemCreate(POSIX_FILE_DESCRIPTOR) refused"};
     int fd = -1;
     const CUresult exported =

@@ -77,15 +77,15 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
     }
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
-    const std::size_t bytes = tutorial::round_up(ctx.quick() ? (4 << 20) : (64 << 20),
-                                                 tutorial::vmm_granularity(ctx.device));
-    const std::size_t count = bytes / 4;
     // Exportable memory must say so when it is created: requestedHandleTypes.
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = ctx.device;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    const std::size_t bytes =
+        tutorial::round_up(ctx.quick() ? (4 << 20) : (64 << 20), tutorial::vmm_granularity(prop));
+    const std::size_t count = bytes / 4;
     CUmemGenericAllocationHandle memory = 0;
     CU_CHECK(cuMemCreate(&memory, bytes, &prop, 0));
     const CUdeviceptr address = vmm_reserve(bytes, 0);

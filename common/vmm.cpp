@@ -10,10 +10,10 @@ bool vmm_supported(int device) {
     return driver_attribute(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) == 1;
 }
 
-std::size_t vmm_granularity(int device, CUmemAllocationGranularity_flags which) {
+std::size_t vmm_granularity(const CUmemAllocationProp& prop,
+                            CUmemAllocationGranularity_flags which) {
     static const auto cuMemGetAllocationGranularity =
         DRIVER_FUNCTION(cuMemGetAllocationGranularity);
-    const CUmemAllocationProp prop = vmm_properties(device);
     std::size_t granularity = 0;
     CU_CHECK(cuMemGetAllocationGranularity(&granularity, &prop, which));
     return granularity;

@@ -2,7 +2,7 @@
 // for chapters 06 (VMM itself) and 07 (sharing VMM memory between processes).
 //
 //   const CUmemAllocationProp prop = vmm_properties(device);
-//   const std::size_t bytes = round_up(wanted, vmm_granularity(device));
+//   const std::size_t bytes = round_up(wanted, vmm_granularity(prop));
 //   CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);  // physical memory
 //   CUdeviceptr address = vmm_reserve(bytes, 0);                    // a range of addresses
 //   vmm_map(address, bytes, memory);                                // the two, joined
@@ -19,9 +19,12 @@ namespace tutorial {
 
 bool vmm_supported(int device);
 
-// Sizes given to cuMemCreate and cuMemMap, and mapping addresses, must be multiples of this.
+// Sizes given to cuMemCreate and cuMemMap, and mapping addresses, must be multiples of this. It
+// depends on everything the allocation asks for (location, handle types, compression), so ask
+// with the very properties that cuMemCreate will get.
 std::size_t vmm_granularity(
-    int device, CUmemAllocationGranularity_flags which = CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    const CUmemAllocationProp& prop,
+    CUmemAllocationGranularity_flags which = CU_MEM_ALLOC_GRANULARITY_MINIMUM);
 std::size_t round_up(std::size_t bytes, std::size_t multiple);
 
 // Device memory on `device`, exportable as `handle_types`, optionally compressible.
