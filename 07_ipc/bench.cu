@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <memory>
 #include <vector>
 
@@ -27,15 +26,21 @@ constexpr std::uint32_t bench_seed = 71;
 
 }  // namespace
 
-// Child role: open the handle `repeats` times to time opening and closing, then read the data in
-// place once (timed with events) and report.
+// Child role: open the handle 10 times to time opening and closing, then read the data in place
+// once (timed with events) and report. The first open is the one every worker pays: it sets up
+// the mapping of the master's memory in this process; the driver may keep parts of that for the
+// re-opens, so they are reported apart.
 int child_bench_ipc(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::string hex;
+    std::string line;
+    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return 4;
+    char hex[2 * sizeof(cudaIpcMemHandle_t) + 1] = {};
     std::size_t count = 0;
-    if (!(std::cin >> hex >> count)) return 4;
     cudaIpcMemHandle_t handle{};
-    if (!from_hex(hex, &handle, sizeof handle)) return 4;
+    if (std::sscanf(line.c_str(), "%128s %zu", hex, &count) != 2 ||
+        !from_hex(hex, &handle, sizeof handle)) {
+        return 4;
+    }
     CUDA_CHECK(cudaFree(nullptr));  // create the context first: it is not part of an open
     std::vector<double> open_ms;
     std::vector<double> close_ms;
@@ -53,8 +58,11 @@ int child_bench_ipc(const std::vector<std::string>& args) {
     const std::uint64_t sum = sum_on_device(values, count);
     const double gbps = read_gbps(values, count, 5);
     CUDA_CHECK(cudaIpcCloseMemHandle(data));
-    std::printf("open_ms %.4f close_ms %.4f read_gbps %.1f sum %llu\n", median(open_ms),
-                median(close_ms), gbps, static_cast<unsigned long long>(sum));
+    const double first_open_ms = open_ms.front();
+    open_ms.erase(open_ms.begin());
+    std::printf("first_open_ms %.4f reopen_ms %.4f close_ms %.4f read_gbps %.1f sum %llu\n",
+                first_open_ms, median(open_ms), median(close_ms), gbps,
+                static_cast<unsigned long long>(sum));
     return 0;
 }
 
@@ -62,17 +70,17 @@ int child_bench_ipc(const std::vector<std::string>& args) {
 // the data took to arrive in device memory, from the first byte read to the end of the upload.
 int child_bench_pipe(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::size_t count = 0;
     std::string header;
-    if (!std::getline(std::cin, header)) return 4;
-    count = std::strtoull(header.c_str(), nullptr, 10);
+    if (tutorial::read_input_line(header, task_timeout_s) != tutorial::Input::received) return 4;
+    const std::size_t count = std::strtoull(header.c_str(), nullptr, 10);
     std::uint32_t* host = nullptr;
     std::uint32_t* device = nullptr;
     CUDA_CHECK(cudaMallocHost(&host, count * 4));
     CUDA_CHECK(cudaMalloc(&device, count * 4));
     HostTimer timer;
-    std::cin.read(reinterpret_cast<char*>(host), static_cast<std::streamsize>(count * 4));
-    if (static_cast<std::size_t>(std::cin.gcount()) != count * 4) return 4;
+    if (tutorial::read_input(host, count * 4, task_timeout_s) != tutorial::Input::received) {
+        return 4;
+    }
     CUDA_CHECK(cudaMemcpy(device, host, count * 4, cudaMemcpyHostToDevice));
     const double arrive_ms = timer.elapsed_ms();
     const std::uint64_t sum = sum_on_device(device, count);
@@ -86,7 +94,7 @@ namespace {
 
 struct ByIpc {
     double wall_ms = 0.0;  // from starting the workers to the last one's end
-    std::vector<double> open_ms, close_ms, read_gbps;
+    std::vector<double> first_open_ms, reopen_ms, close_ms, read_gbps;  // one of each per worker
     int correct = 0;  // workers whose sum was right
 };
 
@@ -103,15 +111,18 @@ ByIpc share_by_ipc(std::uint32_t* data, std::size_t count, int workers, int devi
             "bench_ipc", std::vector<std::string>{std::to_string(device)}));
         children.back()->send(to_hex(&handle, sizeof handle) + " " + std::to_string(count) + "\n");
     }
+    const tutorial::Deadline deadline(120.0);  // for all the workers together
     for (auto& child : children) {
-        const ChildResult r = child->wait(120.0);
-        double open_ms = 0, close_ms = 0, read_gbps = 0;
+        const ChildResult r = child->wait(deadline.seconds_left());
+        double first_open_ms = 0, reopen_ms = 0, close_ms = 0, read_gbps = 0;
         unsigned long long sum = 0;
-        const std::size_t at = r.output.find("open_ms");
+        const std::size_t at = r.output.find("first_open_ms");
         if (r.succeeded() && at != std::string::npos &&
-            std::sscanf(r.output.c_str() + at, "open_ms %lf close_ms %lf read_gbps %lf sum %llu",
-                        &open_ms, &close_ms, &read_gbps, &sum) == 4) {
-            result.open_ms.push_back(open_ms);
+            std::sscanf(r.output.c_str() + at,
+                        "first_open_ms %lf reopen_ms %lf close_ms %lf read_gbps %lf sum %llu",
+                        &first_open_ms, &reopen_ms, &close_ms, &read_gbps, &sum) == 5) {
+            result.first_open_ms.push_back(first_open_ms);
+            result.reopen_ms.push_back(reopen_ms);
             result.close_ms.push_back(close_ms);
             result.read_gbps.push_back(read_gbps);
             result.correct += sum == expected;
@@ -145,13 +156,15 @@ ByPipe share_by_pipe(const std::uint32_t* data, std::size_t count, int workers, 
         children.push_back(std::make_unique<ChildProcess>(
             "bench_pipe", std::vector<std::string>{std::to_string(device)}));
     }
+    // One deadline for feeding and waiting for all the workers together.
+    const tutorial::Deadline deadline(240.0);
     for (auto& child : children) {
-        child->send(std::to_string(count) + "\n", 60.0);
-        child->send(payload, 120.0);
+        child->send(std::to_string(count) + "\n", deadline.seconds_left());
+        child->send(payload, deadline.seconds_left());
         child->close_input();
     }
     for (auto& child : children) {
-        const ChildResult r = child->wait(120.0);
+        const ChildResult r = child->wait(deadline.seconds_left());
         double arrive_ms = 0.0;
         unsigned long long sum = 0;
         const std::size_t at = r.output.find("arrive_ms ");
@@ -193,7 +206,10 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
         {format("all %d workers done, IPC (ms, wall)", workers), format("%.1f", ipc.wall_ms)});
     table.add_row({format("all %d workers done, pipe + upload (ms, wall)", workers),
                    format("%.1f", pipe.wall_ms)});
-    table.add_row({"cudaIpcOpenMemHandle, median (ms)", format("%.3f", median(ipc.open_ms))});
+    table.add_row({"cudaIpcOpenMemHandle, a worker's first open, median (ms)",
+                   format("%.3f", median(ipc.first_open_ms))});
+    table.add_row({"cudaIpcOpenMemHandle, opening again in the same worker, median (ms)",
+                   format("%.3f", median(ipc.reopen_ms))});
     table.add_row({"a pipe worker receiving + uploading the data, median (ms)",
                    format("%.3f", median(pipe.arrive_ms))});
     table.add_row({"cudaIpcCloseMemHandle, median (ms)", format("%.3f", median(ipc.close_ms))});
@@ -207,9 +223,9 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
         "moves every byte through the CPU once per worker and then over PCIe again.\n\n");
     const double worker_gbps = median(ipc.read_gbps);
     ctx.claim(
-        tutorial::at_least("through IPC a worker has the data sooner: an open, against "
-                           "receiving and uploading (pipe time / open time)",
-                           median(pipe.arrive_ms) / median(ipc.open_ms), 5.0, "x",
+        tutorial::at_least("through IPC a worker has the data sooner: its first open, against "
+                           "receiving and uploading (pipe time / first-open time)",
+                           median(pipe.arrive_ms) / median(ipc.first_open_ms), 5.0, "x",
                            "the data was too small for the pipe to cost much (try a "
                            "larger --size)"));
     ctx.claim(

@@ -1,38 +1,19 @@
 #include "channel.hpp"
 
+#include "common/child.hpp"
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-int milliseconds_until(Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left > 0 ? static_cast<int>(left) : 0;
-}
-
-bool wait_readable(int socket, Clock::time_point deadline) {
-    while (true) {
-        pollfd ready{socket, POLLIN, 0};
-        const int events = poll(&ready, 1, milliseconds_until(deadline));
-        if (events < 0 && errno == EINTR) continue;
-        return events > 0;
-    }
-}
-
-Clock::time_point after(double seconds) {
-    return Clock::now() +
-           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
+using tutorial::Deadline;
 
 // The message that carries one descriptor: one byte of data (a message must have some) and the
 // descriptor as control data.
@@ -87,19 +68,9 @@ bool send_line(int socket, const std::string& line) {
 }
 
 bool read_line(int socket, std::string& line, double timeout_s) {
-    // One byte at a time, so that nothing after the newline (a descriptor, the next line) is
-    // taken from the socket before its reader asks for it. The lines here are short.
-    const auto deadline = after(timeout_s);
-    line.clear();
-    while (wait_readable(socket, deadline)) {
-        char c = 0;
-        const ssize_t n = recv(socket, &c, 1, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;  // end-of-file: the other side closed or died
-        if (c == '\n') return true;
-        line += c;
-    }
-    return false;
+    // A byte at a time, so that nothing after the newline (a descriptor, the next line) is taken
+    // from the socket before its reader asks for it.
+    return tutorial::read_line_from(socket, line, Deadline(timeout_s)) == tutorial::Input::received;
 }
 
 bool send_descriptor(int socket, int descriptor) {
@@ -113,7 +84,7 @@ bool send_descriptor(int socket, int descriptor) {
 }
 
 int receive_descriptor(int socket, double timeout_s) {
-    if (!wait_readable(socket, after(timeout_s))) return -1;
+    if (!tutorial::wait_readable(socket, Deadline(timeout_s))) return -1;
     DescriptorMessage message;
     if (recvmsg(socket, &message.header, MSG_CMSG_CLOEXEC) != 1) return -1;
     const cmsghdr* control = CMSG_FIRSTHDR(&message.header);

@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <string>
 
+// A worker gives up on a master that is alive but sends nothing for this long (its stdin has a
+// deadline, common/child.hpp's read_input_line); one whose master died sees end-of-file at once.
+constexpr double task_timeout_s = 30.0;
+
 // IPC handles are opaque bytes; on the channel they travel as hexadecimal text.
 std::string to_hex(const void* data, std::size_t bytes);
 bool from_hex(const std::string& text, void* data, std::size_t bytes);

@@ -12,7 +12,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <sstream>
 
 using tutorial::Align;
@@ -29,7 +28,7 @@ int child_consumer(const std::vector<std::string>& args) {
     std::string memory_hex;
     std::string event_hex;
     std::size_t count = 0;
-    if (!std::getline(std::cin, line)) return 4;
+    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return 4;
     std::istringstream(line) >> memory_hex >> event_hex >> count;
     cudaIpcMemHandle_t memory_handle{};
     cudaIpcEventHandle_t event_handle{};
@@ -51,7 +50,9 @@ int child_consumer(const std::vector<std::string>& args) {
     sum_on_device_async(static_cast<const std::uint32_t*>(data), count, sum, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     send_line(tutorial::child_passed_fd, "ready");
-    while (std::getline(std::cin, line)) {  // "batch N"
+    // "batch N" lines, until the master closes the pipe; a master silent for task_timeout_s is
+    // given up on.
+    while (tutorial::read_input_line(line, task_timeout_s) == tutorial::Input::received) {
         CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, stream));
         CUDA_CHECK(cudaStreamWaitEvent(stream, produced, 0));  // the master's work comes first
         sum_on_device_async(static_cast<const std::uint32_t*>(data), count, sum, stream);

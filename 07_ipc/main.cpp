@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
                     run_ipc_events, Takes{}.iters()},
             Section{"vmm_fd", "a VMM allocation passed as a file descriptor", run_vmm_fd},
             Section{"pitfalls", "IPC calls used the wrong way (fault)", run_pitfalls},
-            Section{"robustness", "a crashing worker, an orphaned worker: no hangs", run_robustness,
-                    Takes{}.workers(2, 16)},  // worker 1 is the one that crashes
+            Section{"robustness", "a crashing worker, workers losing their master: no hangs",
+                    run_robustness, Takes{}.workers(2, 16)},  // worker 1 is the one that crashes
             Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", run_bench,
                     batch},
         },
@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
             {"open_and_peek", child_open_and_peek},
             {"bench_ipc", child_bench_ipc},
             {"bench_pipe", child_bench_pipe},
+            {"doomed_master", child_doomed_master},
+            {"stuck_worker", child_stuck_worker},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -12,7 +12,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <memory>
 
 using tutorial::Align;
@@ -39,14 +38,21 @@ void check_worker(WorkerOutcome& outcome, const std::uint32_t* result) {
 
 }  // namespace
 
-// Child role `slice_worker` (args: device, "work" or "crash"): reads its task on stdin, opens
-// the master's two buffers, sums its slice of the input and writes 2 * x + 1 into the result.
+// Child role `slice_worker` (args: device, "work" or "crash", and optionally how many seconds
+// to wait for the task): reads its task on stdin, opens the master's two buffers, sums its slice
+// of the input and writes 2 * x + 1 into the result.
 int child_slice_worker(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     const bool crash = args.at(1) == "crash";
+    const double timeout_s = args.size() > 2 ? std::atof(args[2].c_str()) : task_timeout_s;
     std::string line;
     SliceTask task{};
-    if (!std::getline(std::cin, line) || !decode(line, task)) {
+    const tutorial::Input got = tutorial::read_input_line(line, timeout_s);
+    if (got == tutorial::Input::timed_out) {
+        std::printf("no task within %.0f s, though the channel is open: giving up\n", timeout_s);
+        return 5;
+    }
+    if (got == tutorial::Input::closed || !decode(line, task)) {
         std::printf("the channel closed before a task arrived: exiting\n");
         return 4;
     }
@@ -99,8 +105,11 @@ BatchOutcome run_batch(int device, std::size_t count, int workers, int crash_wor
         children.back()->send(encode(task) + "\n");
         batch.workers.push_back({task.offset, task.count, {}, false, false, ""});
     }
+    // One deadline for the whole batch, not one per worker: a stuck batch of 16 workers costs
+    // 60 s, not 16 minutes.
+    const tutorial::Deadline deadline(60.0);
     for (int w = 0; w < workers; ++w) {
-        batch.workers[w].child = children[w]->wait(60.0);  // no wait without a deadline
+        batch.workers[w].child = children[w]->wait(deadline.seconds_left());
         check_worker(batch.workers[w], result);
     }
     CUDA_CHECK(cudaFree(input));

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -22,7 +21,10 @@ int child_open_and_peek(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     std::string hex;
     cudaIpcMemHandle_t handle{};
-    if (!(std::cin >> hex) || !from_hex(hex, &handle, sizeof handle)) return 4;
+    if (tutorial::read_input_line(hex, task_timeout_s) != tutorial::Input::received ||
+        !from_hex(hex, &handle, sizeof handle)) {
+        return 4;
+    }
     void* opened = nullptr;
     CUDA_CHECK(cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess));
     std::uint32_t first = 0;
@@ -73,8 +75,8 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
                 cudaGetErrorName(interior));
     // Where does that handle lead? Another process opens it and looks at the first value.
     // pattern(i, 5) differs for every element, so the value tells which one it is.
-    const ChildResult peek =
-        run_child("open_and_peek", {args.at(0)}, to_hex(&interior_handle, sizeof interior_handle));
+    const ChildResult peek = run_child("open_and_peek", {args.at(0)},
+                                       to_hex(&interior_handle, sizeof interior_handle) + "\n");
     const std::size_t at = peek.output.find("first value there: ");
     const unsigned long long first =
         at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);

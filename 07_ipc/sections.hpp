@@ -22,3 +22,5 @@ int child_ipc_misuse(const std::vector<std::string>& args);     // pitfalls
 int child_open_and_peek(const std::vector<std::string>& args);  // pitfalls
 int child_bench_ipc(const std::vector<std::string>& args);      // bench
 int child_bench_pipe(const std::vector<std::string>& args);     // bench
+int child_doomed_master(const std::vector<std::string>& args);  // robustness
+int child_stuck_worker(const std::vector<std::string>& args);   // robustness

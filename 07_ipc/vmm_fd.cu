@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 
 using tutorial::vmm_free;
 using tutorial::vmm_map;
@@ -36,8 +35,9 @@ constexpr std::uint32_t fd_seed = 61;
 int child_fd_importer(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    std::size_t bytes = 0;
-    if (!(std::cin >> bytes)) return 4;
+    std::string line;
+    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return 4;
+    const std::size_t bytes = std::strtoull(line.c_str(), nullptr, 10);
     const int fd = receive_descriptor(tutorial::child_passed_fd, 10.0);
     if (fd < 0) {
         std::printf("no descriptor arrived\n");

@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -24,17 +26,12 @@ namespace {
     std::exit(1);
 }
 
-using Clock = std::chrono::steady_clock;
-
-int milliseconds_left(Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    return left.count() > 0 ? static_cast<int>(left.count()) : 0;
-}
-
-Clock::time_point deadline_after(double seconds) {
-    return Clock::now() +
-           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+// Kills the child and everything it started (its process group). A process ends at once on
+// SIGKILL unless it is in an uninterruptible wait, in the GPU driver for instance; then it is
+// given up after a few seconds rather than blocking the parent for ever.
+bool kill_and_reap(pid_t pid, int& status) {
+    kill(-pid, SIGKILL);
+    return reap_process(pid, status, Deadline(child_reap_timeout_s));
 }
 
 std::string signal_name(int signal) {
@@ -54,7 +51,26 @@ std::string signal_name(int signal) {
 
 }  // namespace
 
+Deadline::Deadline(double seconds)
+    : at_(std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(seconds))) {}
+
+double Deadline::seconds_left() const {
+    const double left =
+        std::chrono::duration<double>(at_ - std::chrono::steady_clock::now()).count();
+    return left > 0.0 ? left : 0.0;
+}
+
+int Deadline::milliseconds_left() const {
+    return static_cast<int>(std::ceil(seconds_left() * 1000.0));
+}
+
 std::string ChildResult::describe() const {
+    if (lost) {
+        return "did not finish in time, and had not ended " +
+               std::to_string(static_cast<int>(child_reap_timeout_s)) + " s after SIGKILL: lost";
+    }
     if (timed_out) return "did not finish in time and was killed";
     if (exited) return "exited with code " + std::to_string(exit_code);
     return "died with " + signal_name(signal);
@@ -80,8 +96,6 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
     int from_child[2];
     if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
         fail_system_call("pipe2");
-    // Writing to a child that has exited must come back as an error, not kill us with SIGPIPE.
-    std::signal(SIGPIPE, SIG_IGN);
     std::fflush(nullptr);
     const pid_t parent = getpid();
 
@@ -91,7 +105,6 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
         setpgid(0, 0);  // its own process group, so a timeout kills whatever it started too
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
-        std::signal(SIGPIPE, SIG_DFL);        // ignored signals survive exec(); restore the default
         dup2(to_child[0], STDIN_FILENO);
         dup2(from_child[1], STDOUT_FILENO);
         dup2(from_child[1], STDERR_FILENO);
@@ -115,24 +128,41 @@ ChildProcess::ChildProcess(const std::string& role, const std::vector<std::strin
 }
 
 ChildProcess::~ChildProcess() {
-    if (pid_ > 0) {
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-    }
+    int status = 0;
+    if (pid_ > 0) kill_and_reap(pid_, status);
     close_input();
     if (output_ >= 0) close(output_);
 }
 
 bool ChildProcess::send(const std::string& text, double timeout_s) {
-    const auto deadline = deadline_after(timeout_s);
+    // Writing to a child that has exited raises SIGPIPE, which would end this process. It is
+    // blocked in this thread for the write (the write then fails with EPIPE), and one that the
+    // write raised is taken off again; the process's own handling of SIGPIPE is left alone.
+    sigset_t pipe_signal;
+    sigset_t old_mask;
+    sigset_t pending;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &old_mask);
+    sigpending(&pending);
+    const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+
+    const Deadline deadline(timeout_s);
     std::size_t sent = 0;
+    bool broken = false;
     while (input_ >= 0 && sent < text.size()) {
         pollfd ready{input_, POLLOUT, 0};
-        if (poll(&ready, 1, milliseconds_left(deadline)) <= 0) return false;  // timed out
+        if (poll(&ready, 1, deadline.milliseconds_left()) <= 0) break;  // timed out
         const ssize_t n = write(input_, text.data() + sent, text.size() - sent);
-        if (n < 0 && errno != EINTR && errno != EAGAIN) return false;  // EPIPE: the child is gone
+        broken = n < 0 && errno != EINTR && errno != EAGAIN;  // EPIPE: the child is gone
+        if (broken) break;
         if (n > 0) sent += static_cast<std::size_t>(n);
     }
+    if (broken && !was_pending) {
+        const timespec no_wait{0, 0};
+        sigtimedwait(&pipe_signal, nullptr, &no_wait);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     return sent == text.size();
 }
 
@@ -141,18 +171,23 @@ void ChildProcess::close_input() {
     input_ = -1;
 }
 
+bool ChildProcess::read_line(std::string& line, double timeout_s) {
+    if (output_ < 0) return false;
+    const bool got = read_line_from(output_, line, Deadline(timeout_s)) == Input::received;
+    received_ += line + (got ? "\n" : "");
+    return got;
+}
+
 ChildResult ChildProcess::wait(double timeout_s) {
     ChildResult result;
+    result.output = std::move(received_);
     close_input();
-    const auto deadline = deadline_after(timeout_s);
+    const Deadline deadline(timeout_s);
 
     // Read until end-of-file, which comes when the child (and anything it started) has exited.
     char buffer[4096];
-    while (output_ >= 0 && !result.timed_out) {
-        pollfd ready{output_, POLLIN, 0};
-        const int events = poll(&ready, 1, milliseconds_left(deadline));
-        if (events < 0 && errno == EINTR) continue;
-        if (events <= 0) {
+    while (output_ >= 0) {
+        if (!wait_readable(output_, deadline)) {
             result.timed_out = true;
             break;
         }
@@ -164,20 +199,10 @@ ChildResult ChildProcess::wait(double timeout_s) {
 
     // It may have closed its output and still be running: give it until the deadline.
     int status = 0;
-    while (!result.timed_out) {
-        const pid_t done = waitpid(pid_, &status, WNOHANG);
-        if (done == pid_) break;
-        if (done < 0 && errno != EINTR) fail_system_call("waitpid");
-        if (milliseconds_left(deadline) == 0)
-            result.timed_out = true;
-        else
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (result.timed_out) {
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-    }
+    if (!result.timed_out) result.timed_out = !reap_process(pid_, status, deadline);
+    if (result.timed_out) result.lost = !kill_and_reap(pid_, status);
     pid_ = -1;
+    if (result.lost) return result;
 
     if (WIFEXITED(status)) {
         result.exited = true;
@@ -193,6 +218,58 @@ ChildResult run_child(const std::string& role, const std::vector<std::string>& a
     ChildProcess child(role, args);
     if (!input.empty()) child.send(input, timeout_s);
     return child.wait(timeout_s);
+}
+
+bool reap_process(pid_t pid, int& status, const Deadline& deadline) {
+    while (true) {
+        const pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) return true;
+        if (done < 0 && errno != EINTR) fail_system_call("waitpid");
+        if (deadline.milliseconds_left() == 0) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+// Waits until `descriptor` can be read or the deadline passes.
+bool wait_readable(int descriptor, const Deadline& deadline) {
+    while (true) {
+        pollfd ready{descriptor, POLLIN, 0};
+        const int events = poll(&ready, 1, deadline.milliseconds_left());
+        if (events < 0 && errno == EINTR) continue;
+        return events > 0;
+    }
+}
+
+// One line from `descriptor`, a byte at a time so that nothing after the newline is taken.
+Input read_line_from(int descriptor, std::string& line, const Deadline& deadline) {
+    line.clear();
+    while (wait_readable(descriptor, deadline)) {
+        char c = 0;
+        const ssize_t n = read(descriptor, &c, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return line.empty() ? Input::closed : Input::received;  // a last line
+        if (c == '\n') return Input::received;
+        line += c;
+    }
+    return Input::timed_out;
+}
+
+Input read_input_line(std::string& line, double timeout_s) {
+    return read_line_from(STDIN_FILENO, line, Deadline(timeout_s));
+}
+
+Input read_input(void* buffer, std::size_t bytes, double timeout_s) {
+    const Deadline deadline(timeout_s);
+    auto* into = static_cast<char*>(buffer);
+    std::size_t got = 0;
+    while (got < bytes) {
+        if (!wait_readable(STDIN_FILENO, deadline)) return Input::timed_out;
+        const ssize_t n = read(STDIN_FILENO, into + got, bytes - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return Input::closed;
+        got += static_cast<std::size_t>(n);
+    }
+    return Input::received;
 }
 
 void print_child_output(const ChildResult& result) {

@@ -6,12 +6,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 using tutorial::ChildResult;
 using tutorial::Context;
@@ -72,6 +74,17 @@ int child_failing_call(const std::vector<std::string>&) {
     CUDA_CHECK(pretend_cuda_malloc());
     std::printf("after the failing call (must not be reached)\n");
     return 0;
+}
+
+// Reads one line from its parent with a deadline of args[0] seconds and says what happened.
+int child_read_line(const std::vector<std::string>& args) {
+    std::string line;
+    switch (tutorial::read_input_line(line, std::atof(args.at(0).c_str()))) {
+        case tutorial::Input::received: std::printf("received '%s'\n", line.c_str()); return 0;
+        case tutorial::Input::closed: std::printf("closed\n"); return 4;
+        case tutorial::Input::timed_out: std::printf("timed out\n"); return 5;
+    }
+    return 3;
 }
 
 Result test_error_line(Context& ctx) {
@@ -161,4 +174,66 @@ Result test_passed_descriptor(Context& ctx) {
     return ctx.verdict(ok,
                        "the child wrote through the descriptor passed to it, and its stdin and "
                        "stdout still worked");
+}
+
+namespace {
+
+bool sigpipe_is_default() {
+    struct sigaction now {};
+    sigaction(SIGPIPE, nullptr, &now);
+    return now.sa_handler == SIG_DFL;
+}
+
+bool sigpipe_pending() {
+    sigset_t pending;
+    sigpending(&pending);
+    return sigismember(&pending, SIGPIPE) == 1;
+}
+
+}  // namespace
+
+Result test_child_deadlines(Context& ctx) {
+    // 1. The child's own deadline: its parent (we) keeps the pipe open and sends nothing.
+    tutorial::ChildProcess silent("read_line", {"0.3"});
+    std::string said;
+    const bool heard = silent.read_line(said, 10.0);  // while its stdin is still open
+    const ChildResult gave_up = silent.wait(10.0);
+    // A line, and a last line cut short by end-of-file, are received; nothing at all is closed.
+    const ChildResult line = tutorial::run_child("read_line", {"10"}, "task 7\nmore\n", 10.0);
+    const ChildResult cut = tutorial::run_child("read_line", {"10"}, "task 8", 10.0);
+    const ChildResult none = tutorial::run_child("read_line", {"10"}, "", 10.0);
+    std::printf("silent parent: read_line gave '%s', the child %s\n", said.c_str(),
+                gave_up.describe().c_str());
+    const bool reads_ok = heard && said == "timed out" && gave_up.exit_code == 5 &&
+                          contains(line.output, "received 'task 7'") &&
+                          contains(cut.output, "received 'task 8'") &&
+                          contains(none.output, "closed") && contains(gave_up.output, "timed out");
+
+    // 2. Two hanging children waited for with one 1 s deadline: about 1 s in all, not 2.
+    tutorial::ChildProcess first("hang", {});
+    tutorial::ChildProcess second("hang", {});
+    const tutorial::HostTimer timer;
+    const tutorial::Deadline deadline(1.0);
+    const ChildResult a = first.wait(deadline.seconds_left());
+    const ChildResult b = second.wait(deadline.seconds_left());
+    const double both_ms = timer.elapsed_ms();
+    std::printf("two hanging children, one 1 s deadline: both killed after %.0f ms\n", both_ms);
+    const bool shared_ok = a.timed_out && b.timed_out && both_ms < 1800.0;
+
+    // 3. Writing to a child that has exited fails, without SIGPIPE, and leaves SIGPIPE alone.
+    const bool default_before = sigpipe_is_default();
+    tutorial::ChildProcess gone("exit", {"0"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it exits meanwhile
+    const bool sent = gone.send(std::string(1 << 20, 'x'), 5.0);
+    const bool default_after = sigpipe_is_default();
+    const bool pending = sigpipe_pending();
+    gone.wait(5.0);
+    std::printf("send to an exited child: %s; SIGPIPE %s before and %s after; %s pending\n",
+                sent ? "succeeded" : "failed", default_before ? "default" : "changed",
+                default_after ? "default" : "changed", pending ? "one" : "none");
+    const bool pipe_ok = !sent && default_before && default_after && !pending;
+    return ctx.verdict(reads_ok && shared_ok && pipe_ok,
+                       "a child gave up on a silent parent at its deadline, read lines and "
+                       "end-of-file right; one deadline bounded two waits; a write to a gone "
+                       "child failed without touching SIGPIPE");
 }

@@ -37,6 +37,11 @@ int main(int argc, char** argv) {
                     test_passed_descriptor,
                     {},
                     false},
+            Section{"child_deadlines",
+                    "a child's own read deadline, one deadline for several children, SIGPIPE",
+                    test_child_deadlines,
+                    {},
+                    false},
             Section{"median", "median() and HostTimer", test_median, {}, false},
             Section{"event_timer", "EventTimer against a kernel of known duration",
                     test_event_timer},
@@ -54,6 +59,7 @@ int main(int argc, char** argv) {
             {"echo", child_echo},
             {"write_passed", child_write_passed},
             {"failing_call", child_failing_call},
+            {"read_line", child_read_line},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }
