@@ -29,16 +29,6 @@ using tutorial::vmm_reserve;
 using tutorial::vmm_set_access;
 using tutorial::vmm_unmap;
 
-namespace {
-
-const char* result_name(CUresult result) {
-    static const auto cuGetErrorName = DRIVER_FUNCTION(cuGetErrorName);
-    const char* name = nullptr;
-    return cuGetErrorName(result, &name) == CUDA_SUCCESS ? name : "?";
-}
-
-}  // namespace
-
 // Child role: each misaligned call once (they are refused, and a sanitizer would count each
 // refusal as an error, so they run here). One line per call; exit 0 when every one was refused.
 int child_misaligned_calls(const std::vector<std::string>& args) {
@@ -69,7 +59,7 @@ int child_misaligned_calls(const std::vector<std::string>& args) {
     int accepted = 0;
     for (const Case& c : cases) {
         accepted += c.result == CUDA_SUCCESS;
-        std::printf("%-44s -> %s\n", c.call.c_str(), result_name(c.result));
+        std::printf("%-44s -> %s\n", c.call.c_str(), tutorial::driver_error_name(c.result));
     }
     (void)cudaGetLastError();
     vmm_release(memory);

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
                     run_access_control},
             Section{"granularity_errors", "misaligned sizes, addresses, offsets; round_up",
                     run_granularity_errors},
+            Section{"remapping", "map, unmap, map again; never over a mapping; unmap, then free",
+                    run_remapping},
             Section{"compression", "compressible memory: granted? faster?", run_compression,
                     Takes{}.size(1, 4 * GiB).iters()},
         },
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
             {"no_access", child_no_access},
             {"read_only", child_read_only},
             {"misaligned_calls", child_misaligned_calls},
+            {"mapping_misuse", child_mapping_misuse},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

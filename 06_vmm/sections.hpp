@@ -12,9 +12,11 @@ tutorial::Result run_growable(tutorial::Context& ctx);
 tutorial::Result run_aliasing(tutorial::Context& ctx);
 tutorial::Result run_access_control(tutorial::Context& ctx);
 tutorial::Result run_granularity_errors(tutorial::Context& ctx);
+tutorial::Result run_remapping(tutorial::Context& ctx);
 tutorial::Result run_compression(tutorial::Context& ctx);
 
 // Child roles.
 int child_no_access(const std::vector<std::string>& args);         // access_control
 int child_read_only(const std::vector<std::string>& args);         // access_control
 int child_misaligned_calls(const std::vector<std::string>& args);  // granularity_errors
+int child_mapping_misuse(const std::vector<std::string>& args);    // remapping

@@ -34,6 +34,54 @@ int child_open_and_peek(const std::vector<std::string>& args) {
     return 0;
 }
 
+namespace {
+
+// The misuses that need no buffer of the child's: VMM memory through the wrong calls, and an
+// event for another process created without cudaEventDisableTiming.
+struct Refusals {
+    const char* exported;  // cuMemExportToShareableHandle with no requested handle type
+    cudaError_t of_vmm;    // cudaIpcGetMemHandle on mapped cuMemCreate memory
+    cudaError_t timed_created, timed_handle;
+};
+
+Refusals vmm_and_event_refusals(int device) {
+    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
+    const CUmemAllocationProp prop = tutorial::vmm_properties(device);  // not exportable
+    const std::size_t bytes = tutorial::vmm_granularity(prop);
+    const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
+    int fd = -1;
+    const CUresult exported =
+        cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    // The Virtual Memory Management appendix: cuMemCreate memory is not for the legacy calls,
+    // even mapped and usable like cudaMalloc memory.
+    const CUdeviceptr vmm_address = tutorial::vmm_reserve(bytes, 0);
+    tutorial::vmm_map(vmm_address, bytes, memory);
+    tutorial::vmm_set_access(vmm_address, bytes, device);
+    cudaIpcMemHandle_t unused{};
+    const cudaError_t of_vmm = cudaIpcGetMemHandle(&unused, reinterpret_cast<void*>(vmm_address));
+    (void)cudaGetLastError();
+    tutorial::vmm_unmap(vmm_address, bytes);
+    tutorial::vmm_free(vmm_address, bytes);
+    tutorial::vmm_release(memory);
+
+    // An event for another process: the guide asks for cudaEventDisableTiming along with
+    // cudaEventInterprocess. Here it is left out.
+    cudaEvent_t timed = nullptr;
+    const cudaError_t timed_created = cudaEventCreateWithFlags(&timed, cudaEventInterprocess);
+    (void)cudaGetLastError();
+    cudaError_t timed_handle = cudaSuccess;
+    if (timed_created == cudaSuccess) {  // then the handle is what may be refused
+        cudaIpcEventHandle_t event_handle{};
+        timed_handle = cudaIpcGetEventHandle(&event_handle, timed);
+        (void)cudaGetLastError();
+        CUDA_CHECK(cudaEventDestroy(timed));
+    }
+
+    return {tutorial::driver_error_name(exported), of_vmm, timed_created, timed_handle};
+}
+
+}  // namespace
+
 // Child role: every misuse once, one line each. Exit 0 when each behaved as seen on the H200:
 // errors for all but the interior pointer, whose handle silently leads to the allocation's start.
 int child_ipc_misuse(const std::vector<std::string>& args) {
@@ -57,17 +105,7 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     const cudaError_t of_managed = cudaIpcGetMemHandle(&unused, managed);
     (void)cudaGetLastError();
 
-    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
-    const auto cuGetErrorName = DRIVER_FUNCTION(cuGetErrorName);
-    const CUmemAllocationProp prop = tutorial::vmm_properties(device);  // not exportable
-    const std::size_t bytes = tutorial::vmm_granularity(prop);
-    const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
-    int fd = -1;
-    const CUresult exported =
-        cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    const char* exported_name = "?";
-    cuGetErrorName(exported, &exported_name);
-    tutorial::vmm_release(memory);
+    const Refusals refused = vmm_and_event_refusals(device);
 
     std::printf("%-58s -> %s\n", "cudaIpcOpenMemHandle in the process that made the handle",
                 cudaGetErrorName(own));
@@ -89,26 +127,25 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(managed memory)",
                 cudaGetErrorName(of_managed));
     std::printf("%-58s -> %s\n", "cuMemExportToShareableHandle without a requested handle type",
-                exported_name);
+                refused.exported);
+    std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(mapped cuMemCreate memory)",
+                cudaGetErrorName(refused.of_vmm));
+    std::printf("%-58s -> %s\n", "cudaEventCreateWithFlags(cudaEventInterprocess alone)",
+                cudaGetErrorName(refused.timed_created));
+    if (refused.timed_created == cudaSuccess) {
+        std::printf("%-58s -> %s\n", "  ...cudaIpcGetEventHandle on that event",
+                    cudaGetErrorName(refused.timed_handle));
+    }
     CUDA_CHECK(cudaFree(buffer));
     CUDA_CHECK(cudaFree(managed));
+    const bool timed_refused =
+        refused.timed_created != cudaSuccess || refused.timed_handle != cudaSuccess;
     const bool as_documented = own == cudaErrorDeviceUninitialized && interior == cudaSuccess &&
-                               offset_lost && of_managed != cudaSuccess && exported != CUDA_SUCCESS;
+                               offset_lost && of_managed != cudaSuccess &&
+                               std::string(refused.exported).rfind("CUDA_ERROR", 0) == 0 &&
+                               refused.of_vmm != cudaSuccess && timed_refused;
     return as_documented ? 0 : 3;
 }
-
-namespace {
-
-// What the child printed after "->" on the line that starts with `call`.
-std::string answer_to(const std::string& output, const std::string& call) {
-    const std::size_t line = output.find(call);
-    if (line == std::string::npos) return "(no line)";
-    const std::size_t arrow = output.find("-> ", line);
-    const std::size_t end = output.find('\n', arrow);
-    return arrow == std::string::npos ? "(no answer)" : output.substr(arrow + 3, end - arrow - 3);
-}
-
-}  // namespace
 
 tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     std::printf("Each call below is used the wrong way, in a child process:\n");
@@ -122,10 +159,11 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
         "knows about it. Either way, have the workers close their handles (and say so) before\n"
         "the master frees. And from chapter 03: a worker made with fork() but no exec() cannot\n"
         "use CUDA at all.\n\n");
-    const std::string own = answer_to(child.output, "cudaIpcOpenMemHandle in the process");
-    const std::string interior = answer_to(child.output, "...opened in another process");
-    const std::string managed = answer_to(child.output, "cudaIpcGetMemHandle(managed memory)");
-    const std::string vmm = answer_to(child.output, "cuMemExportToShareableHandle without");
+    const std::string own = tutorial::child_answer(child, "cudaIpcOpenMemHandle in the process");
+    const std::string interior = tutorial::child_answer(child, "...opened in another process");
+    const std::string managed =
+        tutorial::child_answer(child, "cudaIpcGetMemHandle(managed memory)");
+    const std::string vmm = tutorial::child_answer(child, "cuMemExportToShareableHandle without");
     ctx.claim(tutorial::observed("a process cannot open an IPC handle it made itself",
                                  own == "cudaErrorDeviceUninitialized", "it got " + own,
                                  "this driver lets the owner open its own handle"));
@@ -138,8 +176,23 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
         managed.rfind("cuda", 0) == 0 && managed != "cudaSuccess" &&
             vmm.rfind("CUDA_ERROR", 0) == 0,
         "managed: " + managed + "; VMM: " + vmm, "this driver exported one of them"));
+    const std::string legacy_vmm =
+        tutorial::child_answer(child, "cudaIpcGetMemHandle(mapped cuMemCreate");
+    ctx.claim(tutorial::observed(
+        "cuMemCreate memory cannot be shared through the legacy cudaIpc calls, even mapped",
+        legacy_vmm.rfind("cuda", 0) == 0 && legacy_vmm != "cudaSuccess", "it got " + legacy_vmm,
+        "this driver made a legacy handle for VMM memory"));
+    const std::string created = tutorial::child_answer(child, "cudaEventCreateWithFlags(");
+    const std::string event = created == "cudaSuccess"
+                                  ? tutorial::child_answer(child, "...cudaIpcGetEventHandle")
+                                  : created;
+    ctx.claim(tutorial::observed(
+        "an event for another process needs cudaEventDisableTiming beside cudaEventInterprocess",
+        event.rfind("cuda", 0) == 0 && event != "cudaSuccess",
+        (created == "cudaSuccess" ? "created, then the handle: " : "creating it: ") + event,
+        "this driver shared a timing event"));
     return ctx.verdict(child.succeeded(),
                        "opening a handle in its own process gave cudaErrorDeviceUninitialized, "
-                       "managed memory and an unexportable VMM allocation were refused, and an "
+                       "managed memory, VMM memory and a timing event were refused, and an "
                        "interior pointer's handle was shown to lose its offset");
 }

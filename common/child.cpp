@@ -272,6 +272,16 @@ Input read_input(void* buffer, std::size_t bytes, double timeout_s) {
     return Input::received;
 }
 
+std::string child_answer(const ChildResult& result, const std::string& call) {
+    const std::string& output = result.output;
+    const std::size_t line = output.find(call);
+    if (line == std::string::npos) return "(no line)";
+    const std::size_t arrow = output.find("-> ", line);
+    const std::size_t end = output.find('\n', arrow);
+    if (arrow == std::string::npos || arrow > output.find('\n', line)) return "(no answer)";
+    return output.substr(arrow + 3, end == std::string::npos ? end : end - arrow - 3);
+}
+
 void print_child_output(const ChildResult& result) {
     std::size_t start = 0;
     while (start < result.output.size()) {

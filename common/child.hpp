@@ -113,6 +113,10 @@ ChildResult run_child(const std::string& role, const std::vector<std::string>& a
 // Prints the child's output, each line prefixed with "  child| ".
 void print_child_output(const ChildResult& result);
 
+// For children that print one line per call, "<call> -> <result>": the result on the first line
+// that contains `call`, or "(no line)".
+std::string child_answer(const ChildResult& result, const std::string& call);
+
 // For a child: its standard input is the parent's pipe. Both wait at most `timeout_s`, so that a
 // child never waits for ever on a parent that is alive but stuck.
 enum class Input { received, closed, timed_out };

@@ -38,4 +38,10 @@ void* require_driver_function(const char* name) {
     return address;
 }
 
+const char* driver_error_name(CUresult result) {
+    static const auto cuGetErrorName = DRIVER_FUNCTION(cuGetErrorName);
+    const char* name = nullptr;
+    return cuGetErrorName(result, &name) == CUDA_SUCCESS ? name : "?";
+}
+
 }  // namespace tutorial

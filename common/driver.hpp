@@ -25,6 +25,9 @@ void* find_driver_function(const char* name, const char** problem = nullptr);
 // Like find_driver_function, but a missing function is fatal (one line on stderr, exit 1).
 void* require_driver_function(const char* name);
 
+// The name of a driver result, such as "CUDA_ERROR_INVALID_VALUE" ("?" if the driver cannot say).
+const char* driver_error_name(CUresult result);
+
 template <typename Function>
 Function driver_function(const char* name) {
     return reinterpret_cast<Function>(require_driver_function(name));
