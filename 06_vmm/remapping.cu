@@ -52,8 +52,7 @@ namespace {
 
 struct Rounds {
     int rounds = 0;
-    std::size_t wrong = 0;     // values that were not what the mapped allocation holds
-    bool same_address = true;  // every round mapped at the one reserved address
+    std::size_t wrong = 0;  // values that were not what the mapped allocation holds
 };
 
 // Maps allocations a and b at one reserved range in turn, `rounds` times. Each is filled once,
