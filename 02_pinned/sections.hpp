@@ -8,6 +8,8 @@
 
 tutorial::Result run_properties(tutorial::Context& ctx);
 tutorial::Result run_basics(tutorial::Context& ctx);
+tutorial::Result run_context(tutorial::Context& ctx);
+tutorial::Result run_error_checks(tutorial::Context& ctx);
 tutorial::Result run_bandwidth(tutorial::Context& ctx);
 tutorial::Result run_flags(tutorial::Context& ctx);
 tutorial::Result run_write_combined(tutorial::Context& ctx);
@@ -15,7 +17,10 @@ tutorial::Result run_async(tutorial::Context& ctx);
 tutorial::Result run_alloc_cost(tutorial::Context& ctx);
 tutorial::Result run_misuse(tutorial::Context& ctx);
 
-// Child roles of `misuse`.
+// Child roles of `context`, `error_checks` and `misuse`.
+int child_context_steps(const std::vector<std::string>& args);
+int child_context_without_set_device(const std::vector<std::string>& args);
+int child_tutorial_program(const std::vector<std::string>& args);
 int child_mismatched_calls(const std::vector<std::string>& args);
 int child_free_pinned(const std::vector<std::string>& args);
 int child_pin_under_memlock(const std::vector<std::string>& args);

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
             Section{"fork", "fork() after CUDA, and the safe patterns (fault)", run_fork},
         },
         {
+            {"touch_managed_variable", child_touch_managed_variable},
             {"touch_during_kernel", child_touch_during_kernel},
             {"managed_copies", child_managed_copies},
             {"system_memory", child_system_memory},

@@ -1,9 +1,13 @@
 // Section `managed_globals`: __device__ __managed__ variables, used by name from host and device.
 #include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/driver.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -20,7 +24,46 @@ __global__ void show(int* seen) {
     *seen = shown;
 }
 
+// The primary context's state before and after a fresh process's first touch of a variable.
+struct FirstTouch {
+    const char* how;  // the child's argument: "read", "write" or "address"
+    tutorial::ChildResult child;
+    std::string before, after;
+};
+
+std::vector<FirstTouch> measure_first_touches() {
+    std::vector<FirstTouch> touches;
+    for (const char* how : {"read", "write", "address"}) {
+        FirstTouch t{how, tutorial::run_child("touch_managed_variable", {how}), "", ""};
+        t.before = tutorial::child_answer(t.child, "before the host touches y");
+        t.after = tutorial::child_answer(t.child, "after the host");
+        touches.push_back(t);
+    }
+    return touches;
+}
+
 }  // namespace
+
+// Child role: a fresh process whose first use of CUDA is the host touching the __managed__
+// variable y (args: "read", "write" or "address"). The runtime must give the variable a home
+// before the host can use it, and that needs the current device's (here device 0's) context.
+int child_touch_managed_variable(const std::vector<std::string>& args) {
+    const std::string how = args.at(0);
+    const auto state = [] { return tutorial::primary_context_active(0) ? "active" : "inactive"; };
+    std::printf("%-34s -> %s\n", "before the host touches y", state());
+    if (how == "read") {
+        const volatile int value = y;
+        (void)value;
+    } else if (how == "write") {
+        y = 42;
+    } else {
+        int* volatile address = &y;
+        (void)address;
+    }
+    const char* done = how == "read" ? "reads y" : how == "write" ? "writes y" : "takes &y";
+    std::printf("%-34s -> %s\n", (std::string("after the host ") + done).c_str(), state());
+    return 0;
+}
 
 tutorial::Result run_managed_globals(tutorial::Context& ctx) {
     std::printf(
@@ -45,11 +88,26 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFree(seen));
 
     std::printf(
+        "\nFresh processes whose first CUDA act is the host touching y; the primary context of\n"
+        "device 0 before and after, from cuDevicePrimaryCtxGetState:\n");
+    const std::vector<FirstTouch> touches = measure_first_touches();
+    tutorial::Table table({{"the host"}, {"before"}, {"after"}, {"child"}});
+    bool all_create = true;
+    std::string states;
+    for (const FirstTouch& t : touches) {
+        table.add_row({t.how, t.before, t.after, t.child.describe()});
+        all_create =
+            all_create && t.child.succeeded() && t.before == "inactive" && t.after == "active";
+        states +=
+            (states.empty() ? "" : ", ") + std::string(t.how) + ": " + t.before + " -> " + t.after;
+    }
+    table.print();
+    std::printf(
         "\nA __managed__ variable behaves like memory from cudaMallocManaged, with a symbol\n"
-        "instead of a pointer. It needs a CUDA context: touching one on the host before any\n"
-        "other CUDA call creates the context of the current device. __constant__ variables\n"
-        "cannot be managed: nvcc rejects `__constant__ __managed__ int c;` with \"__managed__\n"
-        "variables cannot be marked __shared__ or __constant__\".\n\n");
+        "instead of a pointer. It needs a CUDA context: the host's first touch, even taking\n"
+        "its address, creates the context of the current device. __constant__ variables\n"
+        "cannot be managed; the chapter's build tests show nvcc refusing that and other\n"
+        "misuses (see the README).\n\n");
     ctx.claim(tutorial::observed(
         "host and kernel use a __managed__ variable by name, with no pointer and no copy",
         x[1] == 8,
@@ -59,8 +117,12 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "a kernel sees what the host stored in a __managed__ variable before the launch",
         gpu_saw == 1234, tutorial::format("the kernel saw %d", gpu_saw),
         "the host's store had not reached the page when the kernel read it"));
-    return ctx.verdict(x[1] == 8 && gpu_saw == 1234,
-                       tutorial::format("x[1] = %d (expected 8) and the kernel saw x = %d "
-                                        "(expected 1234)",
+    ctx.claim(tutorial::observed(
+        "the host's first touch of a __managed__ variable creates the primary context", all_create,
+        states, "see the table: a context existed before, or the touch did not create one"));
+    return ctx.verdict(x[1] == 8 && gpu_saw == 1234 && all_create,
+                       tutorial::format("x[1] = %d (expected 8), the kernel saw x = %d "
+                                        "(expected 1234), and the context's state around each "
+                                        "first touch",
                                         x[1], gpu_saw));
 }

@@ -2,6 +2,7 @@
 #include "common/buffer.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,104 @@ bool claims_pageable_is_device(MemoryKind from, MemoryKind to, cudaMemcpyKind ki
         kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     return (from == MemoryKind::pageable && source_device_side) ||
            (to == MemoryKind::pageable && destination_device_side);
+}
+
+// Part 3: which processor the runtime uses for the managed side of a copy or a memset. Pages the
+// GPU touched are in device memory afterwards, pages the CPU touched are not, so the device memory
+// a fresh managed buffer takes during the call tells who touched it.
+constexpr std::size_t side_bytes = 64 << 20;  // far above device memory's 2 MiB steps
+
+// The managed buffer is the destination of a copy, its source, or set by cudaMemset.
+enum class Operation { copy_into, copy_from, memset };
+
+struct SideCase {
+    const char* call;
+    Operation operation;
+    cudaMemcpyKind kind;        // for the copies
+    bool appendix_says_device;  // the Unified Memory appendix's rule for this kind and side
+};
+
+struct SideResult {
+    SideCase c;
+    std::size_t taken = 0;  // device memory the call took
+    const char* touched_by = "?";
+    bool as_appendix_says = false;
+};
+
+const SideCase side_cases[] = {
+    {"cudaMemcpy(managed, pinned, HostToHost)", Operation::copy_into, cudaMemcpyHostToHost, false},
+    {"cudaMemcpy(managed, pinned, HostToDevice)", Operation::copy_into, cudaMemcpyHostToDevice,
+     true},
+    {"cudaMemcpy(managed, pinned, DeviceToHost)", Operation::copy_into, cudaMemcpyDeviceToHost,
+     false},
+    {"cudaMemcpy(managed, pinned, DeviceToDevice)", Operation::copy_into, cudaMemcpyDeviceToDevice,
+     true},
+    {"cudaMemcpy(managed, pinned, Default)", Operation::copy_into, cudaMemcpyDefault, true},
+    {"cudaMemcpy(pinned, managed, HostToHost)", Operation::copy_from, cudaMemcpyHostToHost, false},
+    {"cudaMemcpy(pinned, managed, HostToDevice)", Operation::copy_from, cudaMemcpyHostToDevice,
+     false},
+    {"cudaMemcpy(pinned, managed, DeviceToHost)", Operation::copy_from, cudaMemcpyDeviceToHost,
+     true},
+    {"cudaMemcpy(pinned, managed, DeviceToDevice)", Operation::copy_from, cudaMemcpyDeviceToDevice,
+     true},
+    {"cudaMemcpy(pinned, managed, Default)", Operation::copy_from, cudaMemcpyDefault, true},
+    {"cudaMemset(managed, 0, bytes)", Operation::memset, cudaMemcpyDefault, true},
+};
+
+// A fresh managed buffer; as a source, filled by the CPU first, so its pages start on the host.
+SideResult touched_by(const SideCase& c, void* pinned) {
+    char* managed = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&managed, side_bytes));
+    if (c.operation == Operation::copy_from) std::memset(managed, 0x5a, side_bytes);
+    const std::size_t before = tutorial::free_device_memory();
+    switch (c.operation) {
+        case Operation::copy_into:
+            CUDA_CHECK(cudaMemcpy(managed, pinned, side_bytes, c.kind));
+            break;
+        case Operation::copy_from:
+            CUDA_CHECK(cudaMemcpy(pinned, managed, side_bytes, c.kind));
+            break;
+        case Operation::memset: CUDA_CHECK(cudaMemset(managed, 0, side_bytes)); break;
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::size_t after = tutorial::free_device_memory();
+    CUDA_CHECK(cudaFree(managed));
+    SideResult r{c};
+    r.taken = before > after ? before - after : 0;
+    const bool device = r.taken >= side_bytes / 2;
+    const bool host = r.taken <= side_bytes / 8;
+    r.touched_by = device ? "the GPU" : host ? "the CPU" : "unclear";
+    r.as_appendix_says = c.appendix_says_device ? device : host;
+    return r;
+}
+
+std::vector<SideResult> measure_sides() {
+    void* pinned = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned, side_bytes));
+    std::memset(pinned, 0x33, side_bytes);
+    std::vector<SideResult> results;
+    for (const SideCase& c : side_cases) results.push_back(touched_by(c, pinned));
+    CUDA_CHECK(cudaFreeHost(pinned));
+    return results;
+}
+
+int print_sides(const std::vector<SideResult>& results) {
+    tutorial::Table table({{"call"},
+                           {"managed side"},
+                           {"appendix: accessed by"},
+                           {"device memory taken", tutorial::Align::right},
+                           {"so touched by"}});
+    int agree = 0;
+    for (const SideResult& r : results) {
+        agree += r.as_appendix_says ? 1 : 0;
+        const bool source = r.c.operation == Operation::copy_from;
+        table.add_row({r.c.call, source ? "source" : "destination",
+                       r.c.appendix_says_device ? "the GPU" : "the CPU",
+                       tutorial::format_bytes(r.taken),
+                       std::string(r.touched_by) + (r.as_appendix_says ? "" : "  (DIFFERS)")});
+    }
+    table.print();
+    return agree;
 }
 
 }  // namespace
@@ -113,11 +213,19 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         "   half, 0xcd): %zu of %zu bytes wrong when the CPU reads them back.\n",
         wrong, bytes);
     std::printf(
-        "\nWith managed memory the kind is a hint about which side should access it: a\n"
-        "*ToDevice or DeviceTo* kind makes the device access the managed side, HostTo*/*ToHost\n"
-        "the host (when it may). On a system with concurrentManagedAccess = 1 both are always\n"
-        "allowed, so every kind works; only the pageable partner is refused where a kind\n"
-        "claims it is device memory. cudaMemset is always done by the device.\n\n");
+        "\n3. Who touched the managed side? A fresh %s managed buffer per call (as a source,\n"
+        "   filled by the CPU first); the device memory it takes during the call:\n",
+        tutorial::format_bytes(side_bytes).c_str());
+    const std::vector<SideResult> sides = measure_sides();
+    const int agree = print_sides(sides);
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    std::printf(
+        "\nWith managed memory the kind says how to treat the managed side: *ToDevice or\n"
+        "DeviceTo* makes the GPU access it, HostTo* or *ToHost the CPU (where the CPU may\n"
+        "touch it at that moment), Default the GPU. cudaMemset is always done by the GPU.\n"
+        "Every kind still copies the data; only a pageable partner is refused where a kind\n"
+        "claims it is device memory.\n\n");
     ctx.claim(tutorial::observed(
         "on managed memory every cudaMemcpyKind copies; only a kind calling pageable memory "
         "device memory is refused",
@@ -127,7 +235,16 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         "cudaMemset and cudaMemsetAsync fill managed memory the CPU touched first", wrong == 0,
         tutorial::format("%zu of %zu bytes wrong", wrong, bytes),
         "the host read before the asynchronous memset finished"));
-    return ctx.verdict(copies_ok && wrong == 0,
-                       "all 20 kind/direction pairs behaved as expected and both memsets "
-                       "landed, checked on the CPU");
+    const int cases = static_cast<int>(sides.size());
+    ctx.claim(tutorial::observed(
+                  "the cudaMemcpyKind decides which processor touches managed memory, as the "
+                  "appendix says",
+                  agree == cases, tutorial::format("%d of %d calls", agree, cases),
+                  "see the rows marked DIFFERS"),
+              concurrent ? ""
+                         : "concurrentManagedAccess = 0 here: whether the CPU may touch the "
+                           "pages depends on what else the GPU runs");
+    return ctx.verdict(copies_ok && wrong == 0 && (agree == cases || !concurrent),
+                       "all 20 kind/direction pairs behaved as expected, both memsets "
+                       "landed (checked on the CPU), and where each call left the pages");
 }

@@ -18,9 +18,10 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx);
 tutorial::Result run_fork(tutorial::Context& ctx);
 
 // Child roles.
-int child_touch_during_kernel(const std::vector<std::string>& args);  // concurrency
-int child_managed_copies(const std::vector<std::string>& args);       // memcpy_memset
-int child_system_memory(const std::vector<std::string>& args);        // system_allocator
-int child_fork_after_init(const std::vector<std::string>& args);      // fork
-int child_fork_before_init(const std::vector<std::string>& args);     // fork
-int child_use_cuda(const std::vector<std::string>& args);             // fork
+int child_touch_managed_variable(const std::vector<std::string>& args);  // managed_globals
+int child_touch_during_kernel(const std::vector<std::string>& args);     // concurrency
+int child_managed_copies(const std::vector<std::string>& args);          // memcpy_memset
+int child_system_memory(const std::vector<std::string>& args);           // system_allocator
+int child_fork_after_init(const std::vector<std::string>& args);         // fork
+int child_fork_before_init(const std::vector<std::string>& args);        // fork
+int child_use_cuda(const std::vector<std::string>& args);                // fork

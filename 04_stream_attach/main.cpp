@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
              run_threads, Takes{}.iters()},
             {"modular", "cudaMemAttachHost at allocation; stream destruction; re-attach",
              run_modular},
+            {"host_callback",
+             "the CPU on managed data in a stream callback; a callback as a signal",
+             run_host_callback},
         },
         {
             {"wrong_variable", child_wrong_variable},

@@ -11,6 +11,7 @@ tutorial::Result run_attach_host(tutorial::Context& ctx);
 tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx);
 tutorial::Result run_threads(tutorial::Context& ctx);
 tutorial::Result run_modular(tutorial::Context& ctx);
+tutorial::Result run_host_callback(tutorial::Context& ctx);
 
 // Why a claim about the attach rules is not judged on this device, or "" where it is: the rules
 // (a fault when the CPU touches memory a kernel may use) exist only where

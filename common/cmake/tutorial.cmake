@@ -192,6 +192,24 @@ function(tutorial_add_test chapter test)
   endforeach()
 endfunction()
 
+# A build test: compiling SOURCE (relative to the chapter) with the chapter's CUDA compiler must
+# fail with messages matching every EXPECT pattern, or, without EXPECT, must succeed. For rules the
+# compiler enforces, such as "a __constant__ variable cannot be __managed__": the test asserts
+# nvcc's exact words. Named <chapter>.<test>, labels `host` and `build` (no GPU needed).
+function(tutorial_add_compile_test chapter test)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "SOURCE" "EXPECT")
+  if(NOT arg_SOURCE)
+    message(FATAL_ERROR "tutorial_add_compile_test(${chapter} ${test}): give the SOURCE")
+  endif()
+  string(REPLACE ";" "\\;" expect "${arg_EXPECT}")
+  add_test(NAME ${chapter}.${test}
+           COMMAND "${CMAKE_COMMAND}" "-DCOMPILER=${CMAKE_CUDA_COMPILER}"
+                   "-DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/${arg_SOURCE}"
+                   "-DOBJECT=${CMAKE_CURRENT_BINARY_DIR}/${chapter}.${test}.o"
+                   "-DEXPECT=${expect}" -P "${TUTORIAL_ROOT}/common/cmake/compile_test.cmake")
+  set_tests_properties(${chapter}.${test} PROPERTIES LABELS "${chapter};host;build" TIMEOUT 60)
+endfunction()
+
 function(_tutorial_register_test name target launcher args expect exit_code timeout labels environment)
   set(allowed_errors 0)
   if(ARGC GREATER 9)
