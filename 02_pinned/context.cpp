@@ -64,7 +64,7 @@ int child_context_steps(const std::vector<std::string>& args) {
     report_state("cudaSetDevice(device)", device);
     float* memory_device = nullptr;
     CUDA_CHECK(cudaMalloc(&memory_device, 100 * sizeof(float)));
-    report_state("then cudaMalloc(&memory_device, 400)", device);
+    report_state("then cudaMalloc(&memory_device, 100 * sizeof(float))", device);
     CUDA_CHECK(cudaFree(memory_device));
     return 0;
 }
