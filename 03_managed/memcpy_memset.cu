@@ -50,7 +50,7 @@ bool claims_pageable_is_device(MemoryKind from, MemoryKind to, cudaMemcpyKind ki
 constexpr std::size_t side_count = 16 << 20;  // 64 MiB of 32-bit words
 constexpr std::size_t side_bytes = side_count * sizeof(std::uint32_t);
 constexpr std::uint32_t side_seed = 7;
-constexpr double faulted_ratio = 4.0;  // first read / second read from here on: the pages moved
+constexpr double faulted_ratio = 10.0;  // first read / second read from here on: the pages moved
 
 // The managed buffer is the destination of a copy, its source, or set by cudaMemset.
 enum class Operation { copy_into, copy_from, memset };
