@@ -23,10 +23,14 @@ int main(int argc, char** argv) {
                     run_threads},
             Section{"other_process", "a device pointer sent to another process fails there (fault)",
                     run_other_process},
+            Section{"peer_access", "one GPU's kernels using another GPU's memory (2+ GPUs)",
+                    run_peer_access},
         },
         {
             {"wrong_kind", child_wrong_kind},
             {"use_foreign_pointer", child_use_foreign_pointer},
+            {"peer_refusals", child_peer_refusals},
+            {"peer_read_too_early", child_peer_read_too_early},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -11,6 +11,9 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx);
 tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx);
 tutorial::Result run_threads(tutorial::Context& ctx);
 tutorial::Result run_other_process(tutorial::Context& ctx);
+tutorial::Result run_peer_access(tutorial::Context& ctx);
 
 int child_wrong_kind(const std::vector<std::string>& args);
 int child_use_foreign_pointer(const std::vector<std::string>& args);
+int child_peer_refusals(const std::vector<std::string>& args);        // peer_access
+int child_peer_read_too_early(const std::vector<std::string>& args);  // peer_access

@@ -8,6 +8,12 @@
 
 namespace tutorial {
 
+int device_count() {
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    return count;
+}
+
 int device_attribute(int device, cudaDeviceAttr attribute) {
     int value = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));

@@ -14,6 +14,9 @@
 
 namespace tutorial {
 
+// How many CUDA devices this process sees (cudaGetDeviceCount), for sections that use several.
+int device_count();
+
 // cudaDeviceGetAttribute, checked.
 int device_attribute(int device, cudaDeviceAttr attribute);
 

@@ -9,6 +9,25 @@ endif()
 foreach(list_var LAUNCHER ARGS EXPECT)
   string(REPLACE "\\;" ";" ${list_var} "${${list_var}}")
 endforeach()
+# "N*gpus": N reports per GPU this machine shows the program (CUDA_VISIBLE_DEVICES, or else every
+# GPU nvidia-smi lists), for tests that use every GPU; the EXPECT patterns say @ALLOWED@.
+if(ALLOWED_ERRORS MATCHES "^([0-9]+)\\*gpus$")
+  set(per_gpu ${CMAKE_MATCH_1})
+  set(gpus 1)
+  if(DEFINED ENV{CUDA_VISIBLE_DEVICES} AND NOT "$ENV{CUDA_VISIBLE_DEVICES}" STREQUAL "")
+    string(REPLACE "," ";" visible "$ENV{CUDA_VISIBLE_DEVICES}")
+    list(LENGTH visible gpus)
+  else()
+    execute_process(COMMAND nvidia-smi -L OUTPUT_VARIABLE listing RESULT_VARIABLE listed
+                    ERROR_QUIET)
+    if(listed EQUAL 0)
+      string(REGEX MATCHALL "(^|\n)GPU [0-9]+:" found "${listing}")
+      list(LENGTH found gpus)
+    endif()
+  endif()
+  math(EXPR ALLOWED_ERRORS "${per_gpu} * ${gpus}")
+  string(REPLACE "@ALLOWED@" "${ALLOWED_ERRORS}" EXPECT "${EXPECT}")
+endif()
 
 execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" ${ARGS}
                 RESULT_VARIABLE exit_code

@@ -1,0 +1,259 @@
+// Section `peer_access` (needs 2 or more GPUs): with unified addressing a pointer from one GPU's
+// cudaMalloc is a valid address on every GPU, but a kernel on another GPU may use it only after
+// cudaDeviceEnablePeerAccess maps that memory into its own page tables. The failures (a kernel
+// using a peer pointer too early, the refused enable and disable calls) run in child processes.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/device.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using tutorial::ChildResult;
+
+namespace {
+
+constexpr std::size_t count = 16 << 20;  // 64 MiB of 32-bit words per GPU
+constexpr std::uint32_t seed = 11;
+constexpr int adds_per_thread = 1000;
+
+__global__ void read_all(const std::uint32_t* from, std::uint32_t* to, std::size_t n) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        to[i] = from[i];
+    }
+}
+
+// Every thread adds 1 to a counter that may live on another GPU, adds_per_thread times. System
+// scope makes the additions atomic across GPUs too (a plain atomicAdd is atomic for one GPU).
+__global__ void add_to_counter(unsigned long long* counter) {
+    for (int k = 0; k < adds_per_thread; ++k) atomicAdd_system(counter, 1ull);
+}
+
+struct PairFacts {
+    int from, to;            // a kernel on GPU `from` uses memory of GPU `to`
+    int can_access = 0;      // cudaDeviceCanAccessPeer
+    int rank = 0;            // cudaDevP2PAttrPerformanceRank
+    int native_atomics = 0;  // cudaDevP2PAttrNativeAtomicSupported
+    std::size_t wrong = 0;   // values wrong after the kernel copied the peer's buffer
+};
+
+PairFacts pair_facts(int from, int to) {
+    PairFacts p{from, to};
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&p.can_access, from, to));
+    CUDA_CHECK(cudaDeviceGetP2PAttribute(&p.rank, cudaDevP2PAttrPerformanceRank, from, to));
+    CUDA_CHECK(cudaDeviceGetP2PAttribute(&p.native_atomics, cudaDevP2PAttrNativeAtomicSupported,
+                                         from, to));
+    return p;
+}
+
+// With peer access enabled from `p.from` to `p.to`, a kernel on p.from copies p.to's whole buffer
+// into p.from's own memory, where a kernel of p.from checks it.
+void read_through_peer(PairFacts& p, std::uint32_t* const* buffers) {
+    CUDA_CHECK(cudaSetDevice(p.from));
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(p.to, 0));
+    std::uint32_t* local = nullptr;
+    CUDA_CHECK(cudaMalloc(&local, count * sizeof *local));
+    read_all<<<1024, 256>>>(buffers[p.to], local, count);
+    CUDA_CHECK_LAUNCH_SYNC();
+    p.wrong = mismatches_on_device(local, count, seed + p.to);
+    CUDA_CHECK(cudaFree(local));
+    CUDA_CHECK(cudaDeviceDisablePeerAccess(p.to));
+}
+
+// Every GPU adds to one counter in GPU 0's memory at the same time.
+unsigned long long count_on_gpu0(int gpus, unsigned long long& expected) {
+    unsigned long long* counter = nullptr;
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaMalloc(&counter, sizeof *counter));
+    CUDA_CHECK(cudaMemset(counter, 0, sizeof *counter));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (int g = 1; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaDeviceEnablePeerAccess(0, 0));
+    }
+    for (int g = 0; g < gpus; ++g) {  // launched back to back, so the kernels overlap
+        CUDA_CHECK(cudaSetDevice(g));
+        add_to_counter<<<132, 256>>>(counter);
+        CUDA_CHECK_LAUNCH();
+    }
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        if (g > 0) CUDA_CHECK(cudaDeviceDisablePeerAccess(0));
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    unsigned long long total = 0;
+    CUDA_CHECK(cudaMemcpy(&total, counter, sizeof total, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(counter));
+    expected = static_cast<unsigned long long>(gpus) * 132 * 256 * adds_per_thread;
+    return total;
+}
+
+struct PeerResult {
+    std::vector<PairFacts> pairs;
+    ChildResult refusals;   // child: enable and disable calls that must fail
+    ChildResult too_early;  // child: a kernel using the peer pointer without peer access
+    unsigned long long total = 0, expected = 0;
+};
+
+PeerResult measure_peer_access(int gpus, int home_device) {
+    PeerResult r;
+    r.refusals = tutorial::run_child("peer_refusals", {"0", "1"});
+    r.too_early = tutorial::run_child("peer_read_too_early", {"0", "1"});
+    std::vector<std::uint32_t*> buffers(gpus, nullptr);
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMalloc(&buffers[g], count * sizeof(std::uint32_t)));
+        fill_on_device(buffers[g], count, seed + g);
+    }
+    for (int from = 0; from < gpus; ++from) {
+        for (int to = 0; to < gpus; ++to) {
+            if (from == to) continue;
+            r.pairs.push_back(pair_facts(from, to));
+            if (r.pairs.back().can_access) read_through_peer(r.pairs.back(), buffers.data());
+        }
+    }
+    r.total = count_on_gpu0(gpus, r.expected);
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaFree(buffers[g]));
+    }
+    CUDA_CHECK(cudaSetDevice(home_device));
+    return r;
+}
+
+tutorial::Result report_peer_claims(tutorial::Context& ctx, const PeerResult& r, int can,
+                                    int read_ok, bool atomics_everywhere) {
+    const int pairs = static_cast<int>(r.pairs.size());
+    const bool read_held = can > 0 && read_ok == can;
+    ctx.claim(
+        tutorial::observed(
+            "cudaDeviceCanAccessPeer = 1 predicts: once peer access is enabled, a kernel "
+            "reads the peer's memory in place",
+            read_held, tutorial::format("%d of %d pairs read every value right", read_ok, can),
+            "see the table's last column"),
+        can > 0 ? "" : "no pair of GPUs here can access each other");
+    const bool faulted = r.too_early.failed_with("cudaErrorIllegalAddress");
+    const std::string& out = r.too_early.output;
+    const std::size_t at = out.find(" failed: ");
+    const std::string error = at == std::string::npos
+                                  ? "no error reported"
+                                  : out.substr(at + 9, out.find(' ', at + 9) - (at + 9));
+    ctx.claim(tutorial::observed("without peer access, a kernel using another GPU's pointer fails",
+                                 faulted, "the child " + r.too_early.describe() + ": " + error,
+                                 "see the child's output above"));
+    const bool refused = r.refusals.succeeded();
+    ctx.claim(tutorial::observed(
+        "enabling twice, enabling one's own device and disabling what was never enabled are "
+        "refused",
+        refused, "the child " + r.refusals.describe(), "see the child's lines above"));
+    const bool added_up = r.total == r.expected;
+    ctx.claim(
+        tutorial::observed("system-scope atomics from every GPU on one counter add up exactly",
+                           added_up, tutorial::format("%llu of %llu", r.total, r.expected),
+                           "an addition was lost: the atomics are not atomic across GPUs here"),
+        atomics_everywhere ? "" : "a GPU here has no native atomics to GPU 0");
+    return ctx.verdict(read_held && faulted && refused && (added_up || !atomics_everywhere),
+                       tutorial::format("%d ordered pairs of %d GPUs, the refused calls, and the "
+                                        "shared counter",
+                                        pairs, tutorial::device_count()));
+}
+
+}  // namespace
+
+// Child role: the peer-access calls that are refused, each with the result it returns (args: the
+// two GPUs). One line per call, "<call> -> <result>"; exit 0 when each failed as documented.
+int child_peer_refusals(const std::vector<std::string>& args) {
+    const int a = std::atoi(args.at(0).c_str());
+    const int b = std::atoi(args.at(1).c_str());
+    CUDA_CHECK(cudaSetDevice(a));
+    const cudaError_t never_enabled = cudaDeviceDisablePeerAccess(b);
+    const cudaError_t itself = cudaDeviceEnablePeerAccess(a, 0);
+    const cudaError_t first = cudaDeviceEnablePeerAccess(b, 0);
+    const cudaError_t again = cudaDeviceEnablePeerAccess(b, 0);
+    std::printf("%-52s -> %s\n", "cudaDeviceDisablePeerAccess(b), never enabled",
+                cudaGetErrorName(never_enabled));
+    std::printf("%-52s -> %s\n", "cudaDeviceEnablePeerAccess(a, 0), its own device",
+                cudaGetErrorName(itself));
+    std::printf("%-52s -> %s\n", "cudaDeviceEnablePeerAccess(b, 0)", cudaGetErrorName(first));
+    std::printf("%-52s -> %s\n", "cudaDeviceEnablePeerAccess(b, 0) again", cudaGetErrorName(again));
+    const bool documented = never_enabled == cudaErrorPeerAccessNotEnabled &&
+                            itself == cudaErrorPeerAccessUnsupported && first == cudaSuccess &&
+                            again == cudaErrorPeerAccessAlreadyEnabled;
+    return documented ? 0 : 3;
+}
+
+// Child role: a kernel on GPU a copies GPU b's buffer through its pointer, with no peer access.
+// CUDA_CHECK_LAUNCH_SYNC reports what happened and ends the child.
+int child_peer_read_too_early(const std::vector<std::string>& args) {
+    const int a = std::atoi(args.at(0).c_str());
+    const int b = std::atoi(args.at(1).c_str());
+    std::uint32_t* remote = nullptr;
+    std::uint32_t* local = nullptr;
+    CUDA_CHECK(cudaSetDevice(b));
+    CUDA_CHECK(cudaMalloc(&remote, count * sizeof *remote));
+    fill_on_device(remote, count, seed);
+    CUDA_CHECK(cudaSetDevice(a));
+    CUDA_CHECK(cudaMalloc(&local, count * sizeof *local));
+    std::printf("a kernel on GPU %d reads GPU %d's buffer at %p, without peer access...\n", a, b,
+                static_cast<void*>(remote));
+    read_all<<<1024, 256>>>(remote, local, count);
+    CUDA_CHECK_LAUNCH_SYNC();
+    std::printf("the kernel finished\n");
+    return 0;
+}
+
+tutorial::Result run_peer_access(tutorial::Context& ctx) {
+    const int gpus = tutorial::device_count();
+    if (gpus < 2) return ctx.skip(tutorial::format("needs 2 GPUs; this machine has %d", gpus));
+    std::printf(
+        "%d GPUs. Each gets a %s buffer from cudaMalloc. For every ordered pair, a kernel on\n"
+        "the first GPU copies the second GPU's buffer through its pointer, after\n"
+        "cudaDeviceEnablePeerAccess; the failures run in child processes.\n\n",
+        gpus, tutorial::format_bytes(count * sizeof(std::uint32_t)).c_str());
+    const PeerResult r = measure_peer_access(gpus, ctx.device);
+
+    tutorial::Table table({{"kernel on"},
+                           {"memory of"},
+                           {"cudaDeviceCanAccessPeer", tutorial::Align::right},
+                           {"performance rank", tutorial::Align::right},
+                           {"native atomics", tutorial::Align::right},
+                           {"read through the pointer"}});
+    int can = 0;
+    int read_ok = 0;
+    bool atomics_everywhere = true;
+    for (const PairFacts& p : r.pairs) {
+        can += p.can_access;
+        read_ok += p.can_access && p.wrong == 0 ? 1 : 0;
+        if (p.to == 0) atomics_everywhere = atomics_everywhere && p.native_atomics == 1;
+        table.add_row({"GPU " + std::to_string(p.from), "GPU " + std::to_string(p.to),
+                       std::to_string(p.can_access), std::to_string(p.rank),
+                       std::to_string(p.native_atomics),
+                       p.can_access ? tutorial::format("%zu of %zu values wrong", p.wrong, count)
+                                    : "not tried"});
+    }
+    table.print();
+    std::printf("\nRefused calls, GPU 0 (a) and GPU 1 (b), in a child process:\n");
+    tutorial::print_child_output(r.refusals);
+    std::printf("   The child %s.\n\nWithout peer access, in a child process:\n",
+                r.refusals.describe().c_str());
+    tutorial::print_child_output(r.too_early);
+    std::printf("   The child %s.\n\n", r.too_early.describe().c_str());
+    std::printf(
+        "Every GPU at once adds 1 to a counter in GPU 0's memory %d times per thread\n"
+        "(atomicAdd_system): %llu, expected %llu.\n\n",
+        adds_per_thread, r.total, r.expected);
+    std::printf(
+        "Unified addressing gives every allocation one address for every GPU; peer access is\n"
+        "what lets another GPU's kernels use it. cudaDeviceEnablePeerAccess maps all of the\n"
+        "peer's cudaMalloc memory, present and future, for the current device, one direction\n"
+        "at a time.\n\n");
+    return report_peer_claims(ctx, r, can, read_ok, atomics_everywhere);
+}
