@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
                     run_other_process},
             Section{"peer_access", "one GPU's kernels using another GPU's memory (2+ GPUs)",
                     run_peer_access},
+            Section{"peer_bandwidth", "copy GB/s and latency for every pair of GPUs (2+ GPUs)",
+                    run_peer_bandwidth},
+            Section{"portable_pinned", "one cudaHostAllocPortable buffer used by every GPU (2+)",
+                    run_portable_pinned},
         },
         {
             {"wrong_kind", child_wrong_kind},

@@ -12,6 +12,8 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx);
 tutorial::Result run_threads(tutorial::Context& ctx);
 tutorial::Result run_other_process(tutorial::Context& ctx);
 tutorial::Result run_peer_access(tutorial::Context& ctx);
+tutorial::Result run_peer_bandwidth(tutorial::Context& ctx);
+tutorial::Result run_portable_pinned(tutorial::Context& ctx);
 
 int child_wrong_kind(const std::vector<std::string>& args);
 int child_use_foreign_pointer(const std::vector<std::string>& args);
