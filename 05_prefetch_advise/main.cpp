@@ -28,6 +28,13 @@ int main(int argc, char** argv) {
                     run_accessed_by, Takes{}.size(16, 1 * GiB).iters()},
             Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice",
                     run_range_attributes},
+            // Several GPUs: each needs 2 or more and reports SKIP with one.
+            Section{"read_mostly_gpus", "ReadMostly copies on every GPU, the appendix's loop (2+)",
+                    run_read_mostly_gpus, Takes{size}.iters()},
+            Section{"accessed_by_peer", "GPU 0 reads GPU 1's pages: faults vs AccessedBy (2+)",
+                    run_accessed_by_peer, size},
+            Section{"prefetch_between_gpus", "cudaMemPrefetchAsync GPU to GPU vs a peer copy (2+)",
+                    run_prefetch_between_gpus, Takes{size}.iters()},
         },
         {
             {"advise_malloc", child_advise_malloc},

@@ -10,6 +10,9 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx);
 tutorial::Result run_preferred_location(tutorial::Context& ctx);
 tutorial::Result run_accessed_by(tutorial::Context& ctx);
 tutorial::Result run_range_attributes(tutorial::Context& ctx);
+tutorial::Result run_read_mostly_gpus(tutorial::Context& ctx);
+tutorial::Result run_accessed_by_peer(tutorial::Context& ctx);
+tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx);
 
 // Child roles (run in a separate process; see common/child.hpp).
 int child_advise_malloc(const std::vector<std::string>& args);  // properties

@@ -1,0 +1,148 @@
+// Section `prefetch_between_gpus` (needs 2 or more GPUs): cudaMemPrefetchAsync moves managed pages
+// from one GPU straight to another. How fast, set against a peer copy of device memory between the
+// same two GPUs (the fastest way to move the bytes) and a pinned upload from the host (what a trip
+// through host memory would allow at best).
+#include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "managed.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+using tutorial::format;
+
+namespace {
+
+constexpr std::uint32_t seed = 47;
+
+struct PrefetchRates {
+    double to_1_ms = 0, to_0_ms = 0;  // median prefetch GPU 0 -> GPU 1 and back
+    double peer_ms = 0;               // cudaMemcpyPeerAsync GPU 0 -> GPU 1, peer access on
+    double upload_ms = 0;             // cudaMemcpyAsync pinned host -> GPU 1
+    int named = 0, prefetches = 0;    // prefetches LastPrefetchLocation named right away
+    std::size_t wrong = 0;            // values wrong where the data arrived
+};
+
+// One prefetch to `to` on the legacy stream of `to`, timed by events there.
+double timed_prefetch(std::uint32_t* data, std::size_t bytes, int to, PrefetchRates& r) {
+    CUDA_CHECK(cudaSetDevice(to));
+    tutorial::EventTimer timer;
+    timer.start();
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(to), 0, nullptr));
+    timer.stop();
+    const double ms = timer.elapsed_ms();
+    int location = -3;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
+                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
+    r.named += location == to;
+    ++r.prefetches;
+    return ms;
+}
+
+void measure_prefetches(std::size_t count, int runs, PrefetchRates& r) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    fill_on_host(data, count, seed);
+    timed_prefetch(data, bytes, 0, r);  // from the host, once: it starts on GPU 0
+    std::vector<double> to_1, to_0;
+    for (int i = 0; i < runs + 1; ++i) {  // the first round warms up
+        const double a = timed_prefetch(data, bytes, 1, r);
+        CUDA_CHECK(cudaSetDevice(1));
+        r.wrong += mismatches_on_device(data, count, seed);
+        const double b = timed_prefetch(data, bytes, 0, r);
+        r.wrong += mismatches_on_device(data, count, seed);
+        if (i > 0) {
+            to_1.push_back(a);
+            to_0.push_back(b);
+        }
+    }
+    r.to_1_ms = tutorial::median(to_1);
+    r.to_0_ms = tutorial::median(to_0);
+    CUDA_CHECK(cudaFree(data));
+}
+
+// The same bytes as plain device memory: a peer copy GPU 0 -> GPU 1, and an upload to GPU 1.
+void measure_copies(std::size_t count, int runs, PrefetchRates& r) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::uint32_t *on_0 = nullptr, *on_1 = nullptr, *host = nullptr;
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaMalloc(&on_0, bytes));
+    fill_on_device(on_0, count, seed);
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(1, 0));
+    CUDA_CHECK(cudaSetDevice(1));
+    CUDA_CHECK(cudaMalloc(&on_1, bytes));
+    CUDA_CHECK(cudaMallocHost(&host, bytes));
+    r.peer_ms = tutorial::median_event_ms(
+        1, runs, [&] { CUDA_CHECK(cudaMemcpyPeerAsync(on_1, 1, on_0, 0, bytes, nullptr)); });
+    r.wrong += mismatches_on_device(on_1, count, seed);
+    r.upload_ms = tutorial::median_event_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemcpyAsync(on_1, host, bytes, cudaMemcpyHostToDevice, nullptr));
+    });
+    CUDA_CHECK(cudaFreeHost(host));
+    CUDA_CHECK(cudaFree(on_1));
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaDeviceDisablePeerAccess(1));
+    CUDA_CHECK(cudaFree(on_0));
+}
+
+}  // namespace
+
+tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
+    const int gpus = tutorial::device_count();
+    if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    for (int g : {0, 1}) {
+        if (const char* why = why_no_gpu_prefetch(g); *why) return ctx.skip(why);
+    }
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (512 << 20));
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    const int runs = ctx.iters_or(ctx.quick() ? 3 : 7);
+    std::printf(
+        "%s of managed memory, prefetched GPU 0 -> GPU 1 -> GPU 0, %d times (medians, after one\n"
+        "warm-up round; a kernel checks the data after each move). Beside it, the same bytes as\n"
+        "device memory: cudaMemcpyPeerAsync GPU 0 -> GPU 1 with peer access, and a pinned upload\n"
+        "to GPU 1.\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs);
+    PrefetchRates r;
+    measure_prefetches(count, runs, r);
+    measure_copies(count, runs, r);
+    CUDA_CHECK(cudaSetDevice(ctx.device));
+    const double to_1 = tutorial::gb_per_s(bytes, r.to_1_ms);
+    const double to_0 = tutorial::gb_per_s(bytes, r.to_0_ms);
+    const double peer = tutorial::gb_per_s(bytes, r.peer_ms);
+    const double upload = tutorial::gb_per_s(bytes, r.upload_ms);
+    tutorial::Table table(
+        {{"move"}, {"GB/s", tutorial::Align::right}, {"of the peer copy", tutorial::Align::right}});
+    table.add_row({"cudaMemPrefetchAsync GPU 0 -> GPU 1", format("%.1f", to_1),
+                   format("%.0f%%", 100 * to_1 / peer)});
+    table.add_row({"cudaMemPrefetchAsync GPU 1 -> GPU 0", format("%.1f", to_0),
+                   format("%.0f%%", 100 * to_0 / peer)});
+    table.add_row({"cudaMemcpyPeerAsync GPU 0 -> GPU 1", format("%.1f", peer), "100%"});
+    table.add_row({"cudaMemcpyAsync pinned host -> GPU 1", format("%.1f", upload),
+                   format("%.0f%%", 100 * upload / peer)});
+    table.print();
+    std::printf(
+        "\nThe driver moves managed pages between GPUs with the copy engines, over NVLink where\n"
+        "there is one, without a stop in host memory; it works page by page, with its own\n"
+        "bookkeeping, so a plain peer copy of device memory stays the upper bound.\n\n");
+    ctx.claim(tutorial::observed(
+        "LastPrefetchLocation names the destination after every prefetch", r.named == r.prefetches,
+        format("%d of %d prefetches", r.named, r.prefetches), "the attribute lags behind"));
+    ctx.claim(tutorial::at_least(
+        "a prefetch between GPUs does not go through the host: it beats a pinned upload "
+        "(slower direction / upload)",
+        std::min(to_1, to_0) / upload, 1.5, "x",
+        "no NVLink between these GPUs, or the pages were staged in host memory"));
+    ctx.claim(tutorial::at_least(
+        "...yet stays below a peer copy of device memory (peer copy / slower direction)",
+        peer / std::min(to_1, to_0), 1.0, "x",
+        "the peer copy ran slower than it can: other work on the link"));
+    return ctx.verdict(r.wrong == 0, format("the data was intact after every move: %zu values "
+                                            "wrong",
+                                            r.wrong));
+}
