@@ -24,12 +24,19 @@ int main(int argc, char** argv) {
                     run_remapping},
             Section{"compression", "compressible memory: granted? faster?", run_compression,
                     Takes{}.size(1, 4 * GiB).iters()},
+            // Several GPUs: each needs 2 or more and reports SKIP with one.
+            Section{"peer_access_control",
+                    "EnablePeerAccess maps everything; cuMemSetAccess one range (2+ GPUs)",
+                    run_peer_access_control},
+            Section{"striped", "one virtual range backed by memory on every GPU (2+ GPUs)",
+                    run_striped},
         },
         {
             {"no_access", child_no_access},
             {"read_only", child_read_only},
             {"misaligned_calls", child_misaligned_calls},
             {"mapping_misuse", child_mapping_misuse},
+            {"peer_vmm_grant", child_peer_vmm_grant},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -14,9 +14,12 @@ tutorial::Result run_access_control(tutorial::Context& ctx);
 tutorial::Result run_granularity_errors(tutorial::Context& ctx);
 tutorial::Result run_remapping(tutorial::Context& ctx);
 tutorial::Result run_compression(tutorial::Context& ctx);
+tutorial::Result run_peer_access_control(tutorial::Context& ctx);
+tutorial::Result run_striped(tutorial::Context& ctx);
 
 // Child roles.
 int child_no_access(const std::vector<std::string>& args);         // access_control
 int child_read_only(const std::vector<std::string>& args);         // access_control
 int child_misaligned_calls(const std::vector<std::string>& args);  // granularity_errors
 int child_mapping_misuse(const std::vector<std::string>& args);    // remapping
+int child_peer_vmm_grant(const std::vector<std::string>& args);    // peer_access_control
