@@ -18,13 +18,8 @@
 #include <vector>
 
 using tutorial::format;
-using tutorial::vmm_create;
-using tutorial::vmm_free;
-using tutorial::vmm_map;
 using tutorial::vmm_properties;
 using tutorial::vmm_release;
-using tutorial::vmm_reserve;
-using tutorial::vmm_unmap;
 
 namespace {
 
@@ -41,6 +36,9 @@ struct Stripe {
 // Reserves one range, maps chunk g to memory created on GPU g, then grants every GPU read-write
 // access to the whole range with a single cuMemSetAccess.
 Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
+    static const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
+    static const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    static const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
     static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
     Stripe s;
     s.gpus = gpus;
@@ -49,10 +47,15 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
         granularity = std::max(granularity, tutorial::vmm_granularity(vmm_properties(g)));
     }
     s.chunk = tutorial::round_up(wanted_chunk, granularity);
-    s.address = vmm_reserve(s.chunk * gpus, 0);
+    CU_CHECK(cuMemAddressReserve(&s.address, s.chunk * gpus, 0, 0, 0));
     for (int g = 0; g < gpus; ++g) {
-        const CUmemGenericAllocationHandle memory = vmm_create(vmm_properties(g), s.chunk);
-        vmm_map(s.address + g * s.chunk, s.chunk, memory);
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = g;  // this chunk's memory is on GPU g
+        CUmemGenericAllocationHandle memory = 0;
+        CU_CHECK(cuMemCreate(&memory, s.chunk, &prop, 0));
+        CU_CHECK(cuMemMap(s.address + g * s.chunk, s.chunk, 0, memory, 0));
         vmm_release(memory);  // the mapping keeps it
     }
     std::vector<CUmemAccessDesc> access(gpus);
@@ -65,9 +68,12 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     return s;
 }
 
+// Each chunk was mapped on its own, so each is unmapped on its own; then the range goes back.
 void free_stripe(const Stripe& s) {
-    for (int g = 0; g < s.gpus; ++g) vmm_unmap(s.address + g * s.chunk, s.chunk);
-    vmm_free(s.address, s.chunk * s.gpus);
+    static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    static const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
+    for (int g = 0; g < s.gpus; ++g) CU_CHECK(cuMemUnmap(s.address + g * s.chunk, s.chunk));
+    CU_CHECK(cuMemAddressFree(s.address, s.chunk * s.gpus));
 }
 
 // The device that cudaPointerGetAttributes names for an address (-1 if not device memory).
