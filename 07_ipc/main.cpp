@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
                     run_robustness, Takes{}.workers(2, 16)},  // worker 1 is the one that crashes
             Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", run_bench,
                     batch},
+            Section{"cross_gpu", "workers on other GPUs use the master's memory (2+ GPUs)",
+                    run_cross_gpu},
         },
         {
             {"slice_worker", child_slice_worker},
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
             {"bench_pipe", child_bench_pipe},
             {"doomed_master", child_doomed_master},
             {"stuck_worker", child_stuck_worker},
+            {"cross_gpu_worker", child_cross_gpu_worker},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

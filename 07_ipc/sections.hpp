@@ -13,6 +13,7 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx);
 tutorial::Result run_pitfalls(tutorial::Context& ctx);
 tutorial::Result run_robustness(tutorial::Context& ctx);
 tutorial::Result run_bench(tutorial::Context& ctx);
+tutorial::Result run_cross_gpu(tutorial::Context& ctx);
 
 // Child roles.
 int child_slice_worker(const std::vector<std::string>& args);   // master_workers, robustness
@@ -24,3 +25,4 @@ int child_bench_ipc(const std::vector<std::string>& args);      // bench
 int child_bench_pipe(const std::vector<std::string>& args);     // bench
 int child_doomed_master(const std::vector<std::string>& args);  // robustness
 int child_stuck_worker(const std::vector<std::string>& args);   // robustness
+int child_cross_gpu_worker(const std::vector<std::string>& args);  // cross_gpu
