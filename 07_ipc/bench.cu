@@ -32,15 +32,9 @@ constexpr std::uint32_t bench_seed = 71;
 // re-opens, so they are reported apart.
 int child_bench_ipc(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::string line;
-    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return 4;
-    char hex[2 * sizeof(cudaIpcMemHandle_t) + 1] = {};
     std::size_t count = 0;
     cudaIpcMemHandle_t handle{};
-    if (std::sscanf(line.c_str(), "%128s %zu", hex, &count) != 2 ||
-        !from_hex(hex, &handle, sizeof handle)) {
-        return 4;
-    }
+    if (!read_handle_line(handle, count)) return 4;
     CUDA_CHECK(cudaFree(nullptr));  // create the context first: it is not part of an open
     std::vector<double> open_ms;
     std::vector<double> close_ms;
@@ -109,7 +103,7 @@ ByIpc share_by_ipc(std::uint32_t* data, std::size_t count, int workers, int devi
     for (int w = 0; w < workers; ++w) {
         children.push_back(std::make_unique<ChildProcess>(
             "bench_ipc", std::vector<std::string>{std::to_string(device)}));
-        children.back()->send(to_hex(&handle, sizeof handle) + " " + std::to_string(count) + "\n");
+        children.back()->send(handle_line(handle, count));
     }
     const tutorial::Deadline deadline(120.0);  // for all the workers together
     for (auto& child : children) {

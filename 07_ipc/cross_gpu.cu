@@ -139,7 +139,7 @@ WorkerUse run_worker(const Shared& s, int gpu) {
     Channel channel;
     tutorial::ChildProcess worker("cross_gpu_worker", {std::to_string(gpu)}, channel.worker_end());
     channel.close_worker_end();
-    worker.send(to_hex(&handle, sizeof handle) + " " + std::to_string(s.bytes) + "\n");
+    worker.send(handle_line(handle, s.bytes));
     send_descriptor(channel.master_end(), s.fd);
     w.child = worker.wait(60.0);
     const std::string& out = w.child.output;
@@ -175,15 +175,9 @@ void in_process_rates(const Shared& s, int gpu, double& copy, double& read) {
 int child_cross_gpu_worker(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    std::string line;
-    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return 4;
-    char hex[2 * sizeof(cudaIpcMemHandle_t) + 1] = {};
     std::size_t bytes = 0;
     cudaIpcMemHandle_t handle{};
-    if (std::sscanf(line.c_str(), "%128s %zu", hex, &bytes) != 2 ||
-        !from_hex(hex, &handle, sizeof handle)) {
-        return 4;
-    }
+    if (!read_handle_line(handle, bytes)) return 4;
     const int fd = receive_descriptor(tutorial::child_passed_fd, 10.0);
     if (fd < 0) {
         std::printf("no descriptor arrived\n");

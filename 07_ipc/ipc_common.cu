@@ -1,6 +1,7 @@
 #include "ipc_common.hpp"
 
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
 
@@ -27,6 +28,18 @@ bool from_hex(const std::string& text, void* data, std::size_t bytes) {
         p[i] = static_cast<unsigned char>(value);
     }
     return true;
+}
+
+std::string handle_line(const cudaIpcMemHandle_t& handle, std::size_t number) {
+    return to_hex(&handle, sizeof handle) + " " + std::to_string(number) + "\n";
+}
+
+bool read_handle_line(cudaIpcMemHandle_t& handle, std::size_t& number) {
+    std::string line;
+    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return false;
+    char hex[2 * sizeof(cudaIpcMemHandle_t) + 1] = {};
+    return std::sscanf(line.c_str(), "%128s %zu", hex, &number) == 2 &&
+           from_hex(hex, &handle, sizeof handle);
 }
 
 std::string encode(const SliceTask& task) {

@@ -16,6 +16,11 @@ constexpr double task_timeout_s = 30.0;
 std::string to_hex(const void* data, std::size_t bytes);
 bool from_hex(const std::string& text, void* data, std::size_t bytes);
 
+// "<handle in hex> <number>": the line that bench and cross_gpu send each worker (the number is a
+// count or a size). read_handle_line reads it from the child's stdin, with the task deadline.
+std::string handle_line(const cudaIpcMemHandle_t& handle, std::size_t number);
+bool read_handle_line(cudaIpcMemHandle_t& handle, std::size_t& number);
+
 // A worker's task: both buffers' handles and its slice, as an offset and a count of elements.
 // Offsets travel, never pointers: the same memory has a different address in every process.
 struct SliceTask {
