@@ -4,6 +4,7 @@
 
 int main(int argc, char** argv) {
     using tutorial::GiB;
+    using tutorial::MiB;
     using tutorial::Section;
     using tutorial::Takes;
     const tutorial::Chapter chapter{
@@ -24,6 +25,11 @@ int main(int argc, char** argv) {
                     run_remapping},
             Section{"compression", "compressible memory: granted? faster?", run_compression,
                     Takes{}.size(1, 4 * GiB).iters()},
+            // The stream-ordered allocator: pools of VMM memory.
+            Section{"stream_ordered", "cudaMallocAsync/cudaFreeAsync: what waits, what is reused",
+                    run_stream_ordered, Takes{}.size(16, 1 * GiB).holds(2, 0)},
+            Section{"pool_threshold", "the default pool gives memory back at every synchronize",
+                    run_pool_threshold, Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"peer_access_control",
                     "EnablePeerAccess maps everything; cuMemSetAccess one range (2+ GPUs)",

@@ -16,6 +16,8 @@ tutorial::Result run_remapping(tutorial::Context& ctx);
 tutorial::Result run_compression(tutorial::Context& ctx);
 tutorial::Result run_peer_access_control(tutorial::Context& ctx);
 tutorial::Result run_striped(tutorial::Context& ctx);
+tutorial::Result run_stream_ordered(tutorial::Context& ctx);
+tutorial::Result run_pool_threshold(tutorial::Context& ctx);
 
 // Child roles.
 int child_no_access(const std::vector<std::string>& args);         // access_control
