@@ -49,13 +49,13 @@ struct Hold {
     bool enabled = true;
     void start(cudaStream_t stream) const {
         if (!enabled) return;
-        *const_cast<volatile int*>(release) = 0;
+        *static_cast<volatile int*>(release) = 0;  // volatile: a store the GPU must see
         hold_stream<<<1, 1, 0, stream>>>(
             release, static_cast<unsigned long long>(hold_timeout_ms * 1e6), timed_out);
         CUDA_CHECK_LAUNCH();
     }
     void end() const {
-        if (enabled) *const_cast<volatile int*>(release) = 1;
+        if (enabled) *static_cast<volatile int*>(release) = 1;
     }
 };
 

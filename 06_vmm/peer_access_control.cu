@@ -193,7 +193,8 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
         "granting one VMM allocation costs far less than enabling peer access to all of them "
         "(enable / grant)",
         most.enable_ms / r.grant_ms, 3.0, "x", "the grant took as long as mapping everything"));
-    const bool read_granted = r.child.output.find(": 0 of ") != std::string::npos;
+    const bool read_granted =
+        r.child.output.find("the granted allocation: 0 of ") != std::string::npos;
     const bool faulted = r.child.failed_with("cudaErrorIllegalAddress");
     ctx.claim(tutorial::observed(
         "only the granted VMM allocation is usable by the peer, even with peer access enabled",
