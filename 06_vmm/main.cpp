@@ -30,12 +30,17 @@ int main(int argc, char** argv) {
                     run_stream_ordered, Takes{}.size(16, 1 * GiB).holds(2, 0)},
             Section{"pool_threshold", "the default pool gives memory back at every synchronize",
                     run_pool_threshold, Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
+            Section{"pools", "a pool of one's own: properties, isolation, maxSize", run_pools,
+                    Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"peer_access_control",
                     "EnablePeerAccess maps everything; cuMemSetAccess one range (2+ GPUs)",
                     run_peer_access_control},
             Section{"striped", "one virtual range backed by memory on every GPU (2+ GPUs)",
                     run_striped},
+            Section{"pool_access",
+                    "a pool's memory for another GPU: cudaMemPoolSetAccess (2+ GPUs)",
+                    run_pool_access},
         },
         {
             {"no_access", child_no_access},
@@ -43,6 +48,8 @@ int main(int argc, char** argv) {
             {"misaligned_calls", child_misaligned_calls},
             {"mapping_misuse", child_mapping_misuse},
             {"peer_vmm_grant", child_peer_vmm_grant},
+            {"pool_limit", child_pool_limit},
+            {"pool_peer_read", child_pool_peer_read},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

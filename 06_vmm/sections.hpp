@@ -18,6 +18,8 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx);
 tutorial::Result run_striped(tutorial::Context& ctx);
 tutorial::Result run_stream_ordered(tutorial::Context& ctx);
 tutorial::Result run_pool_threshold(tutorial::Context& ctx);
+tutorial::Result run_pools(tutorial::Context& ctx);
+tutorial::Result run_pool_access(tutorial::Context& ctx);
 
 // Child roles.
 int child_no_access(const std::vector<std::string>& args);         // access_control
@@ -25,3 +27,5 @@ int child_read_only(const std::vector<std::string>& args);         // access_con
 int child_misaligned_calls(const std::vector<std::string>& args);  // granularity_errors
 int child_mapping_misuse(const std::vector<std::string>& args);    // remapping
 int child_peer_vmm_grant(const std::vector<std::string>& args);    // peer_access_control
+int child_pool_limit(const std::vector<std::string>& args);        // pools
+int child_pool_peer_read(const std::vector<std::string>& args);    // pool_access

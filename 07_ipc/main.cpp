@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
                     run_robustness, Takes{}.workers(2, 16)},  // worker 1 is the one that crashes
             Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", run_bench,
                     batch},
+            Section{"pool_ipc", "a pool shared by descriptor, its blocks by export data",
+                    run_pool_ipc},
+            Section{"which_memory", "every kind of memory against every way of sharing it",
+                    run_which_memory},
             Section{"cross_gpu", "workers on other GPUs use the master's memory (2+ GPUs)",
                     run_cross_gpu},
         },
@@ -39,6 +43,10 @@ int main(int argc, char** argv) {
             {"doomed_master", child_doomed_master},
             {"stuck_worker", child_stuck_worker},
             {"cross_gpu_worker", child_cross_gpu_worker},
+            {"pool_importer", child_pool_importer},
+            {"pool_late_importer", child_pool_late_importer},
+            {"share_exporter", child_share_exporter},
+            {"share_worker", child_share_worker},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }
