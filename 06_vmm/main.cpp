@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
             Section{"pool_threshold", "the default pool gives memory back at every synchronize",
                     run_pool_threshold, Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
             Section{"pools", "a pool of one's own: properties, isolation, maxSize", run_pools,
-                    Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
+                    Takes{}.size(2 * MiB, 4 * GiB).holds(2, 0)},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"peer_access_control",
                     "EnablePeerAccess maps everything; cuMemSetAccess one range (2+ GPUs)",
