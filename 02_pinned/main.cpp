@@ -5,6 +5,7 @@
 int main(int argc, char** argv) {
     using tutorial::GiB;
     using tutorial::KiB;
+    using tutorial::MiB;
     using tutorial::Section;
     using tutorial::Takes;
     // Host buffers that are pinned and copied whole: a whole number of 4 KiB pages, and no more
@@ -30,6 +31,11 @@ int main(int argc, char** argv) {
                     pinned_size},
             Section{"alloc_cost", "what pinning costs, and when it pays off", run_alloc_cost,
                     pinned_size},
+            Section{"batch_copies", "thousands of 4 KiB copies: a loop vs cudaMemcpyBatchAsync",
+                    run_batch_copies, Takes{}.size(4 * KiB, 256 * MiB).holds(2, 2)},
+            Section{"pinning_at_scale",
+                    "pinning GiBs: cudaMallocHost vs touch + register, huge pages",
+                    run_pinning_at_scale, Takes{}.size(2 * MiB, 16 * GiB).holds(1, 1).iters()},
             Section{"misuse", "wrong free calls, pinning twice, read-only writes (fault)",
                     run_misuse},
         },
@@ -41,6 +47,7 @@ int main(int argc, char** argv) {
             {"free_pinned", child_free_pinned},
             {"pin_under_memlock", child_pin_under_memlock},
             {"write_read_only", child_write_read_only},
+            {"batch_misuse", child_batch_misuse},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }
