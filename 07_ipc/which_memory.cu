@@ -290,7 +290,9 @@ Cell share_pool(const Memory& m, int socket, std::string& before_pool_export) {
     if (m.pool == nullptr) {
         err = cudaMemPoolExportPointer(&data, m.shared);
         (void)cudaGetLastError();
-        return refused("cudaMemPoolExportPointer", cudaGetErrorName(err));  // success: noted
+        // Refused, as documented; were it to succeed, there would still be no pool to send, and
+        // the cell would show "cudaSuccess" and count as not shared.
+        return refused("cudaMemPoolExportPointer", cudaGetErrorName(err));
     }
     if (m.kind == ipc_pool) {  // the block exported before its pool: allowed?
         before_pool_export = cudaGetErrorName(cudaMemPoolExportPointer(&data, m.shared));
