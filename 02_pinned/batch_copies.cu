@@ -226,17 +226,17 @@ tutorial::Result run_batch_copies(tutorial::Context& ctx) {
         tutorial::run_child("batch_misuse", {std::to_string(ctx.device)});
     tutorial::print_child_output(misuse);
     std::printf("The child %s.\n\n", misuse.describe().c_str());
-    const Way& loop = r.ways[0];
-    const Way& batch = r.ways[1];
     ctx.claim(tutorial::at_least(
-        format("one cudaMemcpyBatchAsync moves %zu pinned 4 KiB pieces sooner than a loop of "
-               "cudaMemcpyAsync (loop / batch)",
+        format("from pageable memory, one batch call moves %zu pieces of 4 KiB sooner than a loop "
+               "of cudaMemcpyAsync (loop / the faster batch)",
                pieces),
-        loop.ms / batch.ms, 1.2, "x", "the per-call cost of cudaMemcpyAsync is low here"));
-    ctx.claim(tutorial::at_least(
-        "from pageable memory too, one batch beats the loop (loop / the faster batch)",
         r.ways[2].ms / std::min(r.ways[3].ms, r.ways[4].ms), 1.3, "x",
         "the driver stages pageable pieces one by one in a batch too"));
+    // From pinned memory the gain varied from run to run (1.0x to 2.6x on the H100 and the
+    // H200): what holds every time is that the batch is no slower.
+    ctx.claim(tutorial::at_least(
+        "from pinned memory, the batch is no slower than the loop (loop / batch)",
+        r.ways[0].ms / r.ways[1].ms, 0.8, "x", "the batch call costs more than its copies"));
     const std::string unset = tutorial::child_answer(misuse, "srcAccessOrder left unset");
     ctx.claim(
         tutorial::observed("every copy of a batch needs attributes with a valid srcAccessOrder",
