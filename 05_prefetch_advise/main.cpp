@@ -4,6 +4,7 @@
 
 int main(int argc, char** argv) {
     using tutorial::GiB;
+    using tutorial::MiB;
     using tutorial::Section;
     using tutorial::Takes;
     // Buffers read 16 bytes at a time; managed allocations kept to a few GiB.
@@ -28,6 +29,11 @@ int main(int argc, char** argv) {
                     run_accessed_by, Takes{}.size(16, 1 * GiB).iters()},
             Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice",
                     run_range_attributes},
+            // CUDA 13.0's batch calls for managed memory.
+            Section{"discard", "dead data: discard before prefetching, and nothing moves",
+                    run_discard, Takes{}.size(4 * MiB, 4 * GiB).holds(2, 2).iters()},
+            Section{"prefetch_batch", "many ranges: a loop of prefetches vs one batch call",
+                    run_prefetch_batch, Takes{}.iters()},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"read_mostly_gpus", "ReadMostly copies on every GPU, the appendix's loop (2+)",
                     run_read_mostly_gpus, Takes{size}.iters()},
@@ -38,6 +44,8 @@ int main(int argc, char** argv) {
         },
         {
             {"advise_malloc", child_advise_malloc},
+            {"discard_misuse", child_discard_misuse},
+            {"prefetch_batch_misuse", child_prefetch_batch_misuse},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -10,9 +10,13 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx);
 tutorial::Result run_preferred_location(tutorial::Context& ctx);
 tutorial::Result run_accessed_by(tutorial::Context& ctx);
 tutorial::Result run_range_attributes(tutorial::Context& ctx);
+tutorial::Result run_discard(tutorial::Context& ctx);
+tutorial::Result run_prefetch_batch(tutorial::Context& ctx);
 tutorial::Result run_read_mostly_gpus(tutorial::Context& ctx);
 tutorial::Result run_accessed_by_peer(tutorial::Context& ctx);
 tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx);
 
 // Child roles (run in a separate process; see common/child.hpp).
-int child_advise_malloc(const std::vector<std::string>& args);  // properties
+int child_advise_malloc(const std::vector<std::string>& args);          // properties
+int child_discard_misuse(const std::vector<std::string>& args);         // discard
+int child_prefetch_batch_misuse(const std::vector<std::string>& args);  // prefetch_batch

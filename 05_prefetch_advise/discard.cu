@@ -1,0 +1,247 @@
+// Section `discard`: managed data that nobody will read again still migrates. Once a buffer's
+// results are consumed, its contents are dead, yet prefetching it elsewhere (to make room, or
+// before the other side reuses the allocation) copies every page. cudaMemDiscardBatchAsync
+// (CUDA 13.0) tells the driver the contents no longer matter, so a later prefetch has pages to
+// place and no data to copy; cudaMemDiscardAndPrefetchBatchAsync does both in one call. Placing
+// pages is not free: the CPU maps them 4 KiB at a time, which costs about as much as the copy,
+// so the section also times a prefetch of a new allocation, pages with no data at all. What a
+// discarded range reads as afterwards is undefined: the section shows it and relies only on the
+// ranges it kept.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "managed.hpp"
+#include "sections.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using tutorial::format;
+
+namespace {
+
+constexpr std::size_t chunk = 2 << 20;  // the partial discard takes every other 2 MiB chunk
+
+// One move of `bytes` to `to`, four ways, each timed with events around the step alone.
+struct Move {
+    double prefetch_ms = 0;          // live data: every page copied
+    double discard_prefetch_ms = 0;  // cudaMemDiscardBatchAsync, then cudaMemPrefetchAsync
+    double combined_ms = 0;          // cudaMemDiscardAndPrefetchBatchAsync
+    double fresh_ms = 0;             // a new allocation, never written: pages and no data
+};
+
+// Before each timed step the other side writes the whole buffer, so its pages start there.
+constexpr std::uint32_t cpu_seed = 1, gpu_seed = 2;
+
+void write_on_other_side(std::uint32_t* data, std::size_t bytes, bool to_gpu, cudaStream_t s) {
+    if (to_gpu) {
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        fill_on_host(data, bytes / 4, cpu_seed);
+    } else {
+        fill_on_device_async(data, bytes / 4, gpu_seed, s);
+    }
+}
+
+Move time_move(std::uint32_t* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream,
+               int runs) {
+    const bool to_gpu = to.type == cudaMemLocationTypeDevice;
+    void* ranges[] = {data};
+    std::size_t sizes[] = {bytes};
+    std::size_t location_from_range[] = {0};  // the one location applies from range 0 on
+    tutorial::EventTimer timer(stream);
+    std::vector<double> t[4];
+    for (int run = 0; run <= runs; ++run) {  // run 0 is the warm-up
+        for (int way = 0; way < 4; ++way) {
+            void* fresh = nullptr;
+            if (way < 3) write_on_other_side(data, bytes, to_gpu, stream);
+            if (way == 3) CUDA_CHECK(cudaMallocManaged(&fresh, bytes));
+            timer.start();
+            if (way == 0) CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, stream));
+            if (way == 1) {
+                CUDA_CHECK(cudaMemDiscardBatchAsync(ranges, sizes, 1, 0, stream));
+                CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, stream));
+            }
+            if (way == 2) {
+                CUDA_CHECK(cudaMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &to,
+                                                               location_from_range, 1, 0, stream));
+            }
+            if (way == 3) CUDA_CHECK(cudaMemPrefetchAsync(fresh, bytes, to, 0, stream));
+            timer.stop();
+            if (run > 0) t[way].push_back(timer.elapsed_ms());
+            if (way == 3) CUDA_CHECK(cudaFree(fresh));
+        }
+    }
+    return {tutorial::median(t[0]), tutorial::median(t[1]), tutorial::median(t[2]),
+            tutorial::median(t[3])};
+}
+
+// What every other chunk held after it was discarded and the buffer prefetched to the CPU.
+struct Partial {
+    std::size_t kept = 0, kept_wrong = 0;  // kept chunks: values not as the kernel wrote them
+    std::size_t discarded = 0;  // discarded values that read as the kernel wrote them, as the
+    std::size_t as_written = 0, older = 0, zero = 0;  // CPU last wrote them, or as 0
+};
+
+Partial discard_half(std::uint32_t* data, std::size_t bytes, cudaStream_t stream) {
+    constexpr std::uint32_t seed = 45;  // new data, so that old contents cannot pass for it
+    std::vector<void*> ranges;
+    std::vector<std::size_t> sizes;
+    for (std::size_t at = chunk; at < bytes; at += 2 * chunk) {
+        ranges.push_back(reinterpret_cast<char*>(data) + at);
+        sizes.push_back(chunk);
+    }
+    fill_on_device_async(data, bytes / 4, seed, stream);
+    CUDA_CHECK(cudaMemDiscardBatchAsync(ranges.data(), sizes.data(), ranges.size(), 0, stream));
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    Partial p;
+    for (std::size_t i = 0; i < bytes / 4; ++i) {
+        const bool discarded = (i * 4 / chunk) % 2 == 1;
+        const bool as_written = data[i] == pattern(i, seed);
+        (discarded ? p.discarded : p.kept) += 1;
+        if (!discarded) p.kept_wrong += !as_written;
+        if (discarded) p.as_written += as_written;
+        if (discarded) p.older += data[i] == pattern(i, cpu_seed);
+        if (discarded) p.zero += data[i] == 0;
+    }
+    return p;
+}
+
+}  // namespace
+
+// Child role: discards of ranges that are not whole pages (the driver takes those: each row says
+// how many values inside and beside the range lost their data), and discards the driver refuses.
+// Exits 1 if a discard lost data beside its range.
+int child_discard_misuse(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    const std::size_t bytes = 4 * chunk;
+    char* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    void* device_memory = nullptr;
+    CUDA_CHECK(cudaMalloc(&device_memory, chunk));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    auto* values = reinterpret_cast<std::uint32_t*>(data);
+    std::uint32_t seed = 100;
+    std::size_t lost_beside = 0;
+    const auto show = [&](const char* what, void* at, std::size_t size, unsigned long long flags,
+                          cudaStream_t on) {
+        fill_on_device_async(values, bytes / 4, ++seed, stream);  // pages on the GPU
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        void* ranges[] = {at};
+        std::size_t sizes[] = {size};
+        const cudaError_t err = cudaMemDiscardBatchAsync(ranges, sizes, 1, flags, on);
+        (void)cudaGetLastError();
+        CUDA_CHECK(cudaDeviceSynchronize());  // `on` may not be `stream`
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const std::size_t first = static_cast<char*>(at) - data, last = first + size;
+        std::size_t inside = 0, beside = 0;  // values no longer as written
+        for (std::size_t i = 0; i < bytes / 4; ++i) {
+            const bool in_range = i * 4 + 4 > first && i * 4 < last;
+            (in_range ? inside : beside) += values[i] != pattern(i, seed);
+        }
+        lost_beside += beside;
+        std::printf("%-34s -> %-26s lost: %7zu inside, %7zu beside\n", what, cudaGetErrorName(err),
+                    inside, beside);
+    };
+    show("4 KiB at byte 1", data + 1, 4096, 0, stream);
+    show("1000 bytes at byte 0", data, 1000, 0, stream);
+    show("4 KiB at 4 KiB", data + 4096, 4096, 0, stream);
+    show("64 KiB at 64 KiB", data + (64 << 10), 64 << 10, 0, stream);
+    show("2 MiB at 64 KiB", data + (64 << 10), chunk, 0, stream);
+    show("2 MiB at 2 MiB (whole pages)", data + chunk, chunk, 0, stream);
+    show("2 MiB at 2 MiB, flags = 1", data + chunk, chunk, 1, stream);
+    show("2 MiB at 2 MiB, legacy stream 0", data + chunk, chunk, 0, nullptr);
+    show("6 MiB at 4 MiB (past the end)", data + 2 * chunk, 3 * chunk, 0, stream);
+    {
+        void* ranges[] = {device_memory};
+        std::size_t sizes[] = {chunk};
+        const cudaError_t err = cudaMemDiscardBatchAsync(ranges, sizes, 1, 0, stream);
+        (void)cudaGetLastError();
+        std::printf("%-34s -> %s\n", "2 MiB of cudaMalloc memory", cudaGetErrorName(err));
+    }
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(device_memory));
+    CUDA_CHECK(cudaFree(data));
+    return lost_beside == 0 ? 0 : 1;
+}
+
+namespace {
+
+void print_moves(const Move& to_cpu, const Move& to_gpu, std::size_t bytes) {
+    tutorial::Table table({{"step"},
+                           {"GPU -> CPU ms", tutorial::Align::right},
+                           {"GB/s", tutorial::Align::right},
+                           {"CPU -> GPU ms", tutorial::Align::right},
+                           {"GB/s", tutorial::Align::right}});
+    const auto row = [&](const char* step, double Move::*ms) {
+        table.add_row({step, format("%.2f", to_cpu.*ms),
+                       format("%.1f", tutorial::gb_per_s(bytes, to_cpu.*ms)),
+                       format("%.2f", to_gpu.*ms),
+                       format("%.1f", tutorial::gb_per_s(bytes, to_gpu.*ms))});
+    };
+    row("cudaMemPrefetchAsync (live data)", &Move::prefetch_ms);
+    row("cudaMemDiscardBatchAsync + the prefetch", &Move::discard_prefetch_ms);
+    row("cudaMemDiscardAndPrefetchBatchAsync", &Move::combined_ms);
+    row("prefetch of a new allocation (no data)", &Move::fresh_ms);
+    table.print();
+}
+
+}  // namespace
+
+tutorial::Result run_discard(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (1 << 30));
+    const int runs = ctx.iters_or(ctx.quick() ? 3 : 5);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const Move to_cpu = time_move(data, bytes, host_location(), stream, runs);
+    const Move to_gpu = time_move(data, bytes, gpu_location(ctx.device), stream, runs);
+    const Partial p = discard_half(data, bytes, stream);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(data));
+    std::printf(
+        "A managed buffer of %s, written on one side and then moved to the other. Events\n"
+        "around the move alone, median of %d after 1 warm-up:\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs);
+    print_moves(to_cpu, to_gpu, bytes);
+    std::printf(
+        "\nEvery other 2 MiB chunk written by a kernel, discarded in one batch (%zu ranges), and\n"
+        "the whole buffer prefetched to the CPU and read there:\n"
+        "  kept chunks:      %zu of %zu values not as the kernel wrote them\n"
+        "  discarded chunks: %zu of %zu values as the kernel wrote them, %zu as the CPU last\n"
+        "                    wrote them (before the kernel), %zu zero: undefined, never used\n\n",
+        bytes / chunk / 2, p.kept_wrong, p.kept, p.as_written, p.discarded, p.older, p.zero);
+    const tutorial::ChildResult misuse =
+        tutorial::run_child("discard_misuse", {std::to_string(ctx.device)});
+    std::printf(
+        "In a child, 8 MiB written by the GPU, one range discarded, and the whole of it\n"
+        "prefetched to the CPU and compared, row by row:\n");
+    tutorial::print_child_output(misuse);
+    std::printf("The child %s.\n\n", misuse.describe().c_str());
+    ctx.claim(tutorial::at_least(
+        "to the GPU, discarding first saves the copy (prefetch / discard-and-prefetch)",
+        to_gpu.prefetch_ms / to_gpu.combined_ms, 1.5, "x", "the driver copied discarded pages"));
+    ctx.claim(tutorial::observed(
+        "the discarded data did not travel: no discarded value reads as the kernel wrote it",
+        p.as_written == 0, format("%zu of %zu as written", p.as_written, p.discarded),
+        "the driver copied the discarded chunks"));
+    ctx.claim(tutorial::observed("a discard leaves the ranges it was not given intact",
+                                 p.kept_wrong == 0,
+                                 format("%zu of %zu kept values wrong", p.kept_wrong, p.kept),
+                                 "the discard reached past its ranges"));
+    ctx.claim(tutorial::observed(
+        "a discard that is not page aligned loses nothing beside its range", misuse.succeeded(),
+        "the child " + misuse.describe(), "a discard reached a neighbour's page"));
+    return ctx.verdict(p.kept_wrong == 0 && misuse.succeeded(),
+                       "the chunks not discarded arrived on the CPU as the kernel wrote them");
+}

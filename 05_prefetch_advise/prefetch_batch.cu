@@ -1,0 +1,243 @@
+// Section `prefetch_batch`: many separate managed ranges to prefetch (the pieces of a sparse
+// structure, the tensors of a layer). A loop of cudaMemPrefetchAsync makes one call per range;
+// cudaMemPrefetchBatchAsync (CUDA 13.0) takes them all in one call and can send different ranges
+// to different places. The section times both against one prefetch of the span that covers every
+// range, which moves twice the bytes in a single range, and checks every range's data and the
+// place each was last prefetched to.
+#include "common/check.hpp"
+#include "common/child.hpp"
+#include "common/patterns.hpp"
+#include "common/report.hpp"
+#include "common/timing.hpp"
+#include "managed.hpp"
+#include "sections.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using tutorial::format;
+
+namespace {
+
+constexpr std::size_t range_bytes = 64 << 10;  // each range; ranges lie 128 KiB apart
+constexpr std::size_t stride = 2 * range_bytes;
+constexpr std::uint32_t seed = 47;
+
+struct Ranges {
+    std::vector<void*> pointers;
+    std::vector<std::size_t> sizes;
+};
+
+Ranges make_ranges(char* base, std::size_t count) {
+    Ranges r;
+    for (std::size_t i = 0; i < count; ++i) {
+        r.pointers.push_back(base + i * stride);
+        r.sizes.push_back(range_bytes);
+    }
+    return r;
+}
+
+enum Way { loop, batch, span, ways };
+const char* const way_names[ways] = {"cudaMemPrefetchAsync per range",
+                                     "one cudaMemPrefetchBatchAsync",
+                                     "one cudaMemPrefetchAsync of the span"};
+
+void prefetch(Way way, Ranges& r, int device, cudaStream_t stream) {
+    if (way == loop) {
+        for (std::size_t i = 0; i < r.pointers.size(); ++i) {
+            CUDA_CHECK(
+                cudaMemPrefetchAsync(r.pointers[i], r.sizes[i], gpu_location(device), 0, stream));
+        }
+    }
+    if (way == batch) {
+        cudaMemLocation to[] = {gpu_location(device)};
+        std::size_t from_range[] = {0};  // to[0] applies from range 0 on
+        CUDA_CHECK(cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), r.pointers.size(),
+                                             to, from_range, 1, 0, stream));
+    }
+    if (way == span) {
+        CUDA_CHECK(cudaMemPrefetchAsync(r.pointers[0], r.pointers.size() * stride,
+                                        gpu_location(device), 0, stream));
+    }
+}
+
+// Where each range was last prefetched to: a device ordinal, or -1 for the CPU.
+std::vector<int> last_locations(const Ranges& r) {
+    std::vector<int> at;
+    for (std::size_t i = 0; i < r.pointers.size(); ++i) {
+        int last = -2;
+        CUDA_CHECK(cudaMemRangeGetAttribute(&last, sizeof last,
+                                            cudaMemRangeAttributeLastPrefetchLocation,
+                                            r.pointers[i], r.sizes[i]));
+        at.push_back(last);
+    }
+    return at;
+}
+
+struct Timed {
+    double calls_ms[ways] = {};     // host clock, first call until the last one returns
+    double done_ms[ways] = {};      // ... until the stream has finished the prefetches
+    double resident_ms[2] = {};     // loop and batch again, every range already on the GPU
+    std::size_t placed[ways] = {};  // ranges whose last prefetch location names the GPU
+    std::size_t wrong = 0;          // values a kernel found wrong after each way
+};
+
+// Every run starts with the whole allocation on the CPU, as the CPU wrote it.
+Timed time_ways(char* base, std::size_t count, int device, int runs) {
+    const std::size_t bytes = count * stride;
+    Ranges r = make_ranges(base, count);
+    auto* values = reinterpret_cast<std::uint32_t*>(base);
+    fill_on_host(values, bytes / 4, seed);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    Timed t;
+    std::vector<double> calls[ways], done[ways], resident[2];
+    for (int run = 0; run <= runs; ++run) {  // run 0 is the warm-up
+        for (int w = 0; w < ways; ++w) {
+            CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, host_location(), 0, stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            tutorial::HostTimer timer;
+            prefetch(Way(w), r, device, stream);
+            const double in_calls = timer.elapsed_ms();
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            const double until_done = timer.elapsed_ms();
+            if (w != span) {  // the same prefetch again: nothing left to move
+                timer.restart();
+                prefetch(Way(w), r, device, stream);
+                CUDA_CHECK(cudaStreamSynchronize(stream));
+                if (run > 0) resident[w].push_back(timer.elapsed_ms());
+            }
+            if (run == 0) continue;
+            calls[w].push_back(in_calls);
+            done[w].push_back(until_done);
+            if (run < runs) continue;
+            const std::vector<int> at = last_locations(r);
+            t.placed[w] = std::count(at.begin(), at.end(), device);
+            t.wrong += mismatches_on_device(values, bytes / 4, seed);
+        }
+    }
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    for (int w = 0; w < ways; ++w) {
+        t.calls_ms[w] = tutorial::median(calls[w]);
+        t.done_ms[w] = tutorial::median(done[w]);
+    }
+    for (int w = 0; w < 2; ++w) t.resident_ms[w] = tutorial::median(resident[w]);
+    return t;
+}
+
+// One batch, two places: ranges [0, count/2) to the GPU, the rest to the CPU. Returns how many
+// ranges did not end up where their location said.
+std::size_t misplaced_by_split(char* base, std::size_t count, int device) {
+    Ranges r = make_ranges(base, count);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaMemLocation to[] = {gpu_location(device), host_location()};
+    std::size_t from_range[] = {0, count / 2};  // to[1] applies from range count/2 on
+    CUDA_CHECK(cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), count, to, from_range,
+                                         2, 0, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    const std::vector<int> at = last_locations(r);
+    std::size_t misplaced = 0;
+    for (std::size_t i = 0; i < count; ++i) misplaced += at[i] != (i < count / 2 ? device : -1);
+    return misplaced;
+}
+
+}  // namespace
+
+// Child role: cudaMemPrefetchBatchAsync with wrong location arrays, flags and stream.
+int child_prefetch_batch_misuse(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    char* base = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&base, 2 * stride));
+    Ranges r = make_ranges(base, 2);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaMemLocation to[] = {gpu_location(device), gpu_location(device), gpu_location(device)};
+    std::size_t from_0[] = {0}, from_1[] = {1}, three[] = {0, 1, 2};
+    const auto show = [](const char* what, cudaError_t err) {
+        (void)cudaGetLastError();
+        std::printf("%-40s -> %s\n", what, cudaGetErrorName(err));
+    };
+    show("prefetchLocIdxs[0] = 1 instead of 0",
+         cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), 2, to, from_1, 1, 0, stream));
+    show("3 locations for 2 ranges",
+         cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), 2, to, three, 3, 0, stream));
+    show("flags = 1 (reserved, must be 0)",
+         cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), 2, to, from_0, 1, 1, stream));
+    show(
+        "the legacy default stream (0)",
+        cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), 2, to, from_0, 1, 0, nullptr));
+    show("all of it right",
+         cudaMemPrefetchBatchAsync(r.pointers.data(), r.sizes.data(), 2, to, from_0, 1, 0, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(base));
+    return 0;
+}
+
+tutorial::Result run_prefetch_batch(tutorial::Context& ctx) {
+    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
+    const std::size_t count = ctx.quick() ? 1024 : 4096;
+    const int runs = ctx.iters_or(ctx.quick() ? 3 : 7);
+    char* base = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&base, count * stride));
+    const Timed t = time_ways(base, count, ctx.device, runs);
+    const std::size_t misplaced = misplaced_by_split(base, count, ctx.device);
+    CUDA_CHECK(cudaFree(base));
+    std::printf(
+        "%zu managed ranges of %s, %s apart in one allocation, written by the CPU and\n"
+        "prefetched to GPU %d. Host clock from the first call, median of %d after 1 warm-up;\n"
+        "the allocation goes back to the CPU before each run.\n\n",
+        count, tutorial::format_bytes(range_bytes).c_str(), tutorial::format_bytes(stride).c_str(),
+        ctx.device, runs);
+    tutorial::Table table({{"how"},
+                           {"in the calls ms", tutorial::Align::right},
+                           {"until done ms", tutorial::Align::right},
+                           {"us per range", tutorial::Align::right},
+                           {"last prefetched to the GPU", tutorial::Align::right}});
+    for (int w = 0; w < ways; ++w) {
+        table.add_row({way_names[w], format("%.2f", t.calls_ms[w]), format("%.2f", t.done_ms[w]),
+                       format("%.1f", 1000 * t.done_ms[w] / count),
+                       format("%zu of %zu", t.placed[w], count)});
+    }
+    table.print();
+    std::printf(
+        "\nThe last column is each range's cudaMemRangeAttributeLastPrefetchLocation; after the\n"
+        "span's one prefetch some ranges may still name the CPU: it is a record the driver\n"
+        "keeps, and the section checks the data with a kernel instead.\n"
+        "The loop and the batch again, every range already on the GPU: %.2f ms and %.2f ms.\n"
+        "After each way a kernel read the whole allocation: %zu values wrong.\n"
+        "One batch with two locations (first half to the GPU, second half to the CPU): %zu of "
+        "%zu ranges misplaced.\n\n",
+        t.resident_ms[loop], t.resident_ms[batch], t.wrong, misplaced, count);
+    const tutorial::ChildResult misuse =
+        tutorial::run_child("prefetch_batch_misuse", {std::to_string(ctx.device)});
+    std::printf("cudaMemPrefetchBatchAsync with wrong arguments, in a child:\n");
+    tutorial::print_child_output(misuse);
+    std::printf("The child %s.\n\n", misuse.describe().c_str());
+    ctx.claim(tutorial::at_least(
+        "while pages move, one batch call is no slower than a loop of "
+        "calls (loop / batch)",
+        t.done_ms[loop] / t.done_ms[batch], 0.6, "x", "the batch call adds a cost per range"));
+    ctx.claim(tutorial::at_least(
+        "the cost is per range: one prefetch of the covering span, twice the bytes, beats the "
+        "batch (batch / span)",
+        t.done_ms[batch] / t.done_ms[span], 3.0, "x", "the driver merged the ranges"));
+    ctx.claim(tutorial::at_least(
+        "with every range already in place the batch still pays per range, and the loop is "
+        "faster (batch / loop)",
+        t.resident_ms[batch] / t.resident_ms[loop], 2.0, "x",
+        "the batch call skips ranges that are already in place"));
+    ctx.claim(tutorial::observed(
+        "one batch sends each range where its location says", misplaced == 0,
+        format("%zu of %zu ranges misplaced", misplaced, count), "prefetchLocIdxs was ignored"));
+    const bool placed = t.placed[loop] == count && t.placed[batch] == count;
+    return ctx.verdict(placed && t.wrong == 0 && misplaced == 0 && misuse.succeeded(),
+                       "every range was prefetched where it was sent and read back right");
+}
