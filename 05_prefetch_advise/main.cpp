@@ -30,9 +30,9 @@ int main(int argc, char** argv) {
             Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice",
                     run_range_attributes},
             // CUDA 13.0's batch calls for managed memory.
-            Section{"discard", "dead data: discard before prefetching, and nothing moves",
+            Section{"discard", "dead data: discarded, its pages move without it",
                     run_discard, Takes{}.size(4 * MiB, 4 * GiB).holds(2, 2).iters()},
-            Section{"prefetch_batch", "many ranges: a loop of prefetches vs one batch call",
+            Section{"prefetch_batch", "many ranges: a loop of prefetches, one batch call, the span",
                     run_prefetch_batch, Takes{}.iters()},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"read_mostly_gpus", "ReadMostly copies on every GPU, the appendix's loop (2+)",
