@@ -35,9 +35,9 @@ struct Move {
     double fresh_ms = 0;             // a new allocation, never written: pages and no data
 };
 
-// Before each timed step the other side writes the whole buffer, so its pages start there.
 constexpr std::uint32_t cpu_seed = 1, gpu_seed = 2;
 
+// Before each timed step the other side writes the whole buffer, so its pages start there.
 void write_on_other_side(std::uint32_t* data, std::size_t bytes, bool to_gpu, cudaStream_t s) {
     if (to_gpu) {
         CUDA_CHECK(cudaStreamSynchronize(s));
