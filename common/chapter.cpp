@@ -7,9 +7,13 @@
 
 #include <cuda_runtime.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
+#include <iostream>
 
 namespace tutorial {
 
@@ -73,6 +77,9 @@ void print_help(const Chapter& chapter) {
         "  --iters N                timed repetitions (default: each section's own)\n"
         "  --workers N              worker processes (default: each section's own)\n"
         "  --quick                  small sizes and few repetitions, as the tests run it\n"
+        "  --csv DIR                also write every table to DIR as a CSV file (DIR is created\n"
+        "                           if its parent exists)\n"
+        "  --pause                  wait for Enter after each section (at a terminal)\n"
         "  --help                   show this help and exit\n"
         "--size, --iters and --workers go only to the sections listed above as taking them, and\n"
         "are refused when none of the sections to be run does.\n"
@@ -149,10 +156,41 @@ int run_child_role(const Chapter& chapter, int argc, char** argv) {
     return exit_usage;
 }
 
+// The NVIDIA kernel module's version ("580.159.04"), which CUDA's own calls do not report.
+std::string kernel_module_version() {
+    std::ifstream file("/proc/driver/nvidia/version");
+    std::string word;
+    while (file >> word) {
+        if (word == "Module" && file >> word) return word;
+    }
+    return "unknown";
+}
+
+// The first line of each CSV file: what ran, where, when.
+std::string csv_comment(const std::string& device, int argc, char** argv) {
+    char date[32] = "";
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i > 0 ? " " : "") + std::string(argv[i]);
+    return device + "; " + date + "; command: " + command;
+}
+
+// --pause: waits for Enter between sections. Only at a terminal: a pipe or a file on standard
+// input (CTest, a script) would either block the run or feed it keystrokes nobody typed.
+void pause_after(const char* section) {
+    std::printf("\n[--pause] %s is done. Press Enter for the next section.", section);
+    std::fflush(stdout);
+    std::string line;
+    std::getline(std::cin, line);
+}
+
 // Makes options.device current and prints what it is. Returns exit_usage for a device number or
 // size this machine cannot satisfy; otherwise 0, with `device` set to -1 and `why_not` explaining
-// when there is no usable device (the sections that need one will then skip).
-int select_device(const char* chapter, const Options& options, int& device, std::string& why_not) {
+// when there is no usable device (the sections that need one will then skip). `description`: the
+// device, driver and runtime in one line, for the CSV files.
+int select_device(const char* chapter, const Options& options, int& device, std::string& why_not,
+                  std::string& description) {
     device = -1;
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
@@ -189,6 +227,11 @@ int select_device(const char* chapter, const Options& options, int& device, std:
         options.device, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
         format_bytes(prop.totalGlobalMem).c_str(), driver / 1000, driver % 1000 / 10,
         runtime / 1000, runtime % 1000 / 10);
+    description = format(
+        "device %d %s (compute capability %d.%d); driver %s (CUDA %d.%d); "
+        "runtime %d.%d",
+        options.device, prop.name, prop.major, prop.minor, kernel_module_version().c_str(),
+        driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
     if (prop.major * 10 + prop.minor < 75) {
         why_not = "device " + std::to_string(options.device) + " has compute capability " +
                   std::to_string(prop.major) + "." + std::to_string(prop.minor) +
@@ -235,6 +278,29 @@ std::string check_memory(const std::vector<const Section*>& selected, std::size_
     return "";
 }
 
+// The selected sections this run can start. Without a usable device, those that need one are
+// skipped all at once: one SKIP line with the reason, one with their names (not one per section:
+// a tour of the course on a machine without a GPU would repeat the same reason 50 times).
+std::vector<const Section*> sections_to_run(const char* chapter,
+                                            const std::vector<const Section*>& selected, int device,
+                                            const std::string& no_device, int& skipped) {
+    std::vector<const Section*> runnable;
+    std::string names;
+    for (const Section* section : selected) {
+        if (section->needs_device && device < 0) {
+            names += (names.empty() ? "" : ", ") + std::string(section->name);
+            ++skipped;
+        } else {
+            runnable.push_back(section);
+        }
+    }
+    if (skipped > 0) {
+        std::printf("SKIP: %s: %s\n      %d section%s not run: %s\n", chapter, no_device.c_str(),
+                    skipped, skipped == 1 ? "" : "s", names.c_str());
+    }
+    return runnable;
+}
+
 }  // namespace
 
 int run_chapter(const Chapter& chapter, int argc, char** argv) {
@@ -254,6 +320,10 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     }
     if (problem.empty() && !options.help && !options.list) {
         problem = check_section_options(chapter, options, select_sections(chapter, options));
+    }
+    if (problem.empty() && !options.help && !options.list && !options.csv_dir.empty()) {
+        problem = prepare_csv_dir(options.csv_dir);
+        if (!problem.empty()) problem = "--csv: " + problem;
     }
     if (!problem.empty()) {
         std::fprintf(stderr, "%s: %s\n", chapter.name, problem.c_str());
@@ -276,9 +346,20 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     for (const Section* section : selected) any_needs_device |= section->needs_device;
     int device = -1;
     std::string no_device;
+    std::string description = "no GPU used";
     if (any_needs_device) {
-        const int status = select_device(chapter.name, options, device, no_device);
+        const int status = select_device(chapter.name, options, device, no_device, description);
         if (status != 0) return status;
+    }
+    if (!options.csv_dir.empty()) {
+        write_tables_to(options.csv_dir, csv_comment(description, argc, argv));
+        std::printf("Tables are also written to %s as CSV files.\n", options.csv_dir.c_str());
+    }
+    const bool pause = options.pause && isatty(STDIN_FILENO);
+    if (options.pause && !pause) {
+        std::printf(
+            "--pause: standard input is not a terminal, so the sections run on without "
+            "pausing.\n");
     }
     if (device >= 0 && options.size != 0) {
         const std::string too_big = check_memory(selected, options.size);
@@ -291,14 +372,15 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     int passed = 0;
     int failed = 0;
     int skipped = 0;
-    for (const Section* section : selected) {
+    const std::vector<const Section*> to_run =
+        sections_to_run(chapter.name, selected, device, no_device, skipped);
+    for (std::size_t i = 0; i < to_run.size(); ++i) {
+        const Section* section = to_run[i];
+        if (pause && i > 0) pause_after(to_run[i - 1]->name);
         std::printf("\n=== %s/%s: %s ===\n", chapter.name, section->name, section->summary);
+        start_table_group(std::string(chapter.name) + "_" + section->name);
         Context context(chapter.name, section->name, options, device);
-        if (section->needs_device && device < 0) {
-            context.skip(no_device);
-        } else {
-            section->run(context);
-        }
+        section->run(context);
         Result result = context.result();
         if (context.verdicts() != 1) {
             // A section must end in exactly one verdict; anything else is a bug in the section.

@@ -2,8 +2,13 @@
 
 #include "common/report.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace tutorial {
@@ -109,6 +114,19 @@ std::string parse_int(const std::string& text, long min, long max, long& value) 
     return "";
 }
 
+std::string prepare_csv_dir(const std::string& dir) {
+    struct stat info {};
+    if (stat(dir.c_str(), &info) != 0) {
+        if (mkdir(dir.c_str(), 0777) != 0) {
+            return "cannot create the folder " + quoted_argument(dir) + ": " + std::strerror(errno);
+        }
+        return "";
+    }
+    if (!S_ISDIR(info.st_mode)) return quoted_argument(dir) + " is not a folder";
+    if (access(dir.c_str(), W_OK | X_OK) != 0) return "cannot write into " + quoted_argument(dir);
+    return "";
+}
+
 std::string parse_options(int argc, const char* const argv[], Options& options) {
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
@@ -121,8 +139,8 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             arg = arg.substr(0, equals);
             has_value = true;
         }
-        const bool takes_value =
-            arg == "--device" || arg == "--size" || arg == "--iters" || arg == "--workers";
+        const bool takes_value = arg == "--device" || arg == "--size" || arg == "--iters" ||
+                                 arg == "--workers" || arg == "--csv";
         if (takes_value && !has_value) {
             if (i + 1 >= argc) return "option " + arg + " needs a value";
             value = argv[++i];
@@ -138,6 +156,11 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             options.list = true;
         } else if (arg == "--quick") {
             options.quick = true;
+        } else if (arg == "--pause") {
+            options.pause = true;
+        } else if (arg == "--csv") {
+            if (value.empty()) problem = "needs a folder";
+            options.csv_dir = value;
         } else if (arg == "--device") {
             problem = parse_int(value, 0, 1023, number);
             options.device = static_cast<int>(number);

@@ -1,7 +1,7 @@
 // The command line every chapter shares:
 //
-//   NN_name [SECTION...] [--device N] [--size SIZE] [--iters N] [--workers N] [--quick] [--list]
-//           [--help]
+//   NN_name [SECTION...] [--device N] [--size SIZE] [--iters N] [--workers N] [--quick]
+//           [--csv DIR] [--pause] [--list] [--help]
 //
 // Parsing touches no CUDA API, so --help, --list and bad input behave the same with or without a
 // GPU. Each function returns an empty string on success, or the one-line problem otherwise.
@@ -20,6 +20,8 @@ struct Options {
     int iters = 0;         // timed repetitions; 0 means "each section's own default"
     int workers = 0;       // worker processes; 0 means "each section's own default"
     bool quick = false;    // small sizes and few repetitions: what the tests use
+    std::string csv_dir;   // where every table is also written as a CSV file; empty: nowhere
+    bool pause = false;    // wait for Enter after each section (when stdin is a terminal)
     bool help = false;
     bool list = false;
 };
@@ -36,6 +38,10 @@ std::string parse_size(const std::string& text, std::size_t& bytes);
 std::string parse_int(const std::string& text, long min, long max, long& value);
 
 std::string parse_options(int argc, const char* const argv[], Options& options);
+
+// --csv DIR: creates DIR if it does not exist (its parent must); "" if DIR is a folder this
+// process can write into, else the problem ("'x' is not a folder", "cannot write into 'x'").
+std::string prepare_csv_dir(const std::string& dir);
 
 constexpr std::size_t KiB = std::size_t{1} << 10;
 constexpr std::size_t MiB = std::size_t{1} << 20;

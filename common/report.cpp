@@ -1,8 +1,10 @@
 #include "common/report.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace tutorial {
 
@@ -33,7 +35,70 @@ std::string format_bytes(std::size_t bytes) {
     return format("%.1f %s", value, units[unit]);
 }
 
+namespace {
+
+struct CsvOutput {
+    std::string dir;  // empty: no CSV files
+    std::string comment;
+    std::string prefix = "table";
+    int tables = 0;  // printed so far in this group
+};
+
+CsvOutput& csv_output() {
+    static CsvOutput output;
+    return output;
+}
+
+void write_csv(const std::string& name, const std::vector<std::string>& headers,
+               const std::vector<std::vector<std::string>>& rows) {
+    const CsvOutput& out = csv_output();
+    const std::string path = out.dir + "/" + out.prefix + "_" + name + ".csv";
+    std::FILE* file = std::fopen(path.c_str(), "w");
+    if (file == nullptr) {
+        std::fprintf(stderr, "--csv: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+        return;
+    }
+    std::fprintf(file, "# %s\n%s\n", out.comment.c_str(), csv_line(headers).c_str());
+    for (const auto& row : rows) std::fprintf(file, "%s\n", csv_line(row).c_str());
+    if (std::fclose(file) != 0) {
+        std::fprintf(stderr, "--csv: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    }
+}
+
+}  // namespace
+
+void write_tables_to(const std::string& dir, const std::string& comment) {
+    csv_output().dir = dir;
+    csv_output().comment = comment;
+}
+
+void start_table_group(const std::string& prefix) {
+    csv_output().prefix = prefix;
+    csv_output().tables = 0;
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::string& cell = cells[i];
+        if (i > 0) line += ',';
+        if (cell.find_first_of(",\"\r\n") == std::string::npos) {
+            line += cell;
+            continue;
+        }
+        line += '"';
+        for (char c : cell) line += c == '"' ? std::string("\"\"") : std::string(1, c);
+        line += '"';
+    }
+    return line;
+}
+
 Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+
+Table& Table::named(std::string name) {
+    name_ = std::move(name);
+    return *this;
+}
 
 void Table::add_row(std::vector<std::string> cells) {
     cells.resize(columns_.size());
@@ -68,6 +133,10 @@ void Table::print() const {
     print_row(headers);
     print_row(rules);
     for (const auto& row : rows_) print_row(row);
+    CsvOutput& out = csv_output();
+    ++out.tables;
+    if (!out.dir.empty())
+        write_csv(name_.empty() ? std::to_string(out.tables) : name_, headers, rows_);
 }
 
 }  // namespace tutorial

@@ -29,7 +29,9 @@ if(ALLOWED_ERRORS MATCHES "^([0-9]+)\\*gpus$")
   string(REPLACE "@ALLOWED@" "${ALLOWED_ERRORS}" EXPECT "${EXPECT}")
 endif()
 
+# Standard input is /dev/null, never a terminal: a test must not wait for a key (--pause).
 execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" ${ARGS}
+                INPUT_FILE /dev/null
                 RESULT_VARIABLE exit_code
                 OUTPUT_VARIABLE output
                 ERROR_VARIABLE output)  # the same variable twice: stdout and stderr interleaved

@@ -1,15 +1,18 @@
-# The course as a live demo: runs every chapter program in order at full size, showing its output
-# as it comes. Exit code 77 (skipped: no usable GPU) is fine; anything else but 0 fails the tour.
+# The course as a live demo: runs chapter programs in order at full size, showing their output as
+# it comes. Exit code 77 (skipped: no usable GPU) is fine; anything else but 0 fails the tour.
+# TUTORIAL_TOUR_ARGS in the environment is added to every program's command line, e.g. --pause
+# to wait for Enter after each section, or --csv DIR to keep every table.
 #
 #   cmake -DPROGRAMS=path1;path2 -P tour.cmake
 string(REPLACE "\\;" ";" PROGRAMS "${PROGRAMS}")
+separate_arguments(tour_args UNIX_COMMAND "$ENV{TUTORIAL_TOUR_ARGS}")
 
 set(summary "")
 set(failed FALSE)
 foreach(program IN LISTS PROGRAMS)
   get_filename_component(name "${program}" NAME)
   message("\n################ ${name} ################")
-  execute_process(COMMAND "${program}" RESULT_VARIABLE exit_code)
+  execute_process(COMMAND "${program}" ${tour_args} RESULT_VARIABLE exit_code)
   if(exit_code STREQUAL "0")
     set(outcome "passed")
   elseif(exit_code STREQUAL "77")

@@ -11,6 +11,33 @@ include_guard(GLOBAL)
 
 cmake_path(SET TUTORIAL_ROOT NORMALIZE "${CMAKE_CURRENT_LIST_DIR}/../..")
 
+# The CUDA compiler, before project() looks for it: without nvcc on the PATH CMake would only say
+# "No CMAKE_CUDA_COMPILER could be found". Look where the CUDA Toolkit usually installs it, use it
+# from there if it is found, and otherwise say what to do.
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+  find_program(TUTORIAL_NVCC_ON_PATH nvcc)
+  if(NOT TUTORIAL_NVCC_ON_PATH)
+    file(GLOB _tutorial_cuda_dirs /usr/local/cuda-*/bin)  # CUDA 13.0 beside 12.x sorts later
+    list(REVERSE _tutorial_cuda_dirs)
+    find_program(TUTORIAL_NVCC_ELSEWHERE nvcc NO_DEFAULT_PATH
+                 PATHS /usr/local/cuda/bin ${_tutorial_cuda_dirs} /opt/cuda/bin)
+    if(TUTORIAL_NVCC_ELSEWHERE)
+      message(STATUS "nvcc is not on the PATH; using ${TUTORIAL_NVCC_ELSEWHERE} "
+                     "(set CUDACXX or -DCMAKE_CUDA_COMPILER=... to choose another)")
+      set(CMAKE_CUDA_COMPILER "${TUTORIAL_NVCC_ELSEWHERE}" CACHE FILEPATH "CUDA compiler")
+    else()
+      message(FATAL_ERROR
+        "No CUDA compiler (nvcc) found: not on the PATH, nor in /usr/local/cuda/bin, "
+        "/usr/local/cuda-*/bin or /opt/cuda/bin.\n"
+        "This course needs the CUDA Toolkit 13.0 or newer. If it is installed elsewhere, tell "
+        "CMake where, then configure again from an empty build folder:\n"
+        "  export PATH=/path/to/cuda/bin:$PATH      (or)\n"
+        "  export CUDACXX=/path/to/cuda/bin/nvcc    (or)\n"
+        "  cmake -DCMAKE_CUDA_COMPILER=/path/to/cuda/bin/nvcc ...")
+    endif()
+  endif()
+endif()
+
 # GPU code: native code for compute capability 9.0 (H100/H200, where the course is tested) plus
 # PTX for 7.5, the oldest GPU CUDA 13 supports, which the driver compiles for any newer GPU at
 # load time. A -DCMAKE_CUDA_ARCHITECTURES=... (e.g. "native") or the CUDAARCHS environment
@@ -77,6 +104,13 @@ function(tutorial_chapter name)
   target_link_libraries(${name} PRIVATE tutorial_common)
   tutorial_compile_options(${name})
   set_property(GLOBAL APPEND PROPERTY TUTORIAL_CHAPTERS ${name})
+  # This chapter alone as a demo: cmake --build build --target tour_03_managed
+  add_custom_target(tour_${name}
+    COMMAND "${CMAKE_COMMAND}" "-DPROGRAMS=$<TARGET_FILE:${name}>"
+            -P "${TUTORIAL_ROOT}/common/cmake/tour.cmake"
+    DEPENDS ${name}
+    USES_TERMINAL
+    COMMENT "Running ${name}")
 
   # The command line itself (parse errors, unknown sections and options, limits every chapter
   # shares) is tested once, in common/tests; here only what belongs to this chapter.
@@ -86,7 +120,7 @@ function(tutorial_chapter name)
   # With every GPU hidden the program must say SKIP and exit 77; this test expects exactly that,
   # so it passes (rather than skips) on any machine.
   tutorial_add_test(${name} no_device HOST ARGS --quick ENVIRONMENT "CUDA_VISIBLE_DEVICES="
-                    EXIT_CODE 77 EXPECT "SKIP: ${name}/[a-z_]+: no usable CUDA device")
+                    EXIT_CODE 77 EXPECT "SKIP: ${name}: no usable CUDA device[^\n]*\n +[0-9]+ sections? not run: [a-z]")
 endfunction()
 
 # One test, named <chapter>.<test>. It passes only if the program exits with EXIT_CODE (default

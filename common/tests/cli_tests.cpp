@@ -2,6 +2,9 @@
 #include "common/report.hpp"
 #include "tests.hpp"
 
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -211,4 +214,40 @@ Result test_section_options(Context& ctx) {
     return ctx.verdict(wrong == 0, tutorial::format("%d of %d descriptions and limit checks gave "
                                                     "the expected text",
                                                     cases - wrong, cases));
+}
+
+// Run with --csv DIR: prints a table whose cells need quoting, then reads back the file that
+// Table::print wrote and compares it line by line with what RFC 4180 says it must hold.
+Result test_csv_tables(Context& ctx) {
+    if (ctx.options.csv_dir.empty()) return ctx.skip("run it with --csv DIR");
+    Table table({{"memory"}, {"GB/s", tutorial::Align::right}, {"note"}});
+    table.named("fake");
+    table.add_row({"pinned", "54.9", "plain"});
+    table.add_row({"pageable, 4 KiB", "12.0", "say \"hi\""});
+    table.add_row({"two\nlines", "", "last"});
+    const std::string path = ctx.options.csv_dir + "/common_tests_csv_tables_fake.csv";
+    std::remove(path.c_str());  // a file left by an earlier run must not pass for this one's
+    table.print();
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    const std::string got = text.str();
+    const std::string comment_start = "# no GPU used; ";
+    const std::string expected_rows =
+        "memory,GB/s,note\n"
+        "pinned,54.9,plain\n"
+        "\"pageable, 4 KiB\",12.0,\"say \"\"hi\"\"\"\n"
+        "\"two\nlines\",,last\n";
+    const std::size_t comment_end = got.find('\n');
+    const std::string comment = got.substr(0, comment_end);
+    const std::string rows = comment_end == std::string::npos ? "" : got.substr(comment_end + 1);
+    const bool comment_ok = comment.rfind(comment_start, 0) == 0 &&
+                            comment.find("; command: ") != std::string::npos &&
+                            comment.find("--csv") != std::string::npos;
+    std::printf("%s:\n%s", path.c_str(), got.c_str());
+    return ctx.verdict(comment_ok && rows == expected_rows,
+                       comment_ok
+                           ? (rows == expected_rows ? "the comment and every row as expected"
+                                                    : "the rows differ from RFC 4180 quoting")
+                           : "the first line is not the expected comment");
 }

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
                     false},
             Section{"parse_options", "the shared command line", test_parse_options, {}, false},
             Section{"format", "format() and format_bytes()", test_format, {}, false},
+            Section{
+                "csv_tables", "a table written by --csv, read back", test_csv_tables, {}, false},
             // Takes options only so that the tests can give it values beyond its limits.
             Section{"section_options", "what a section takes, described and checked",
                     test_section_options, Takes{}.size(4 * KiB, GiB).iters(21).workers(2, 16),

@@ -9,6 +9,7 @@
 tutorial::Result test_parse_size(tutorial::Context& ctx);
 tutorial::Result test_parse_options(tutorial::Context& ctx);
 tutorial::Result test_format(tutorial::Context& ctx);
+tutorial::Result test_csv_tables(tutorial::Context& ctx);
 tutorial::Result test_section_options(tutorial::Context& ctx);
 tutorial::Result test_error_line(tutorial::Context& ctx);
 tutorial::Result test_child_runner(tutorial::Context& ctx);
