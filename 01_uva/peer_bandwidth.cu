@@ -245,13 +245,14 @@ double nvlink_limit_gbps(int device) {
     return sxm ? 18 * 26.5625 : 0.0;
 }
 
-// A matrix with a row per sending GPU and a column per receiving one.
-void print_matrix(const char* title, const BandwidthResult& r, int gpus, double PairRates::*value,
-                  const char* cell_format, double limit) {
+// A matrix with a row per sending GPU and a column per receiving one; `name` names its CSV file.
+void print_matrix(const char* name, const char* title, const BandwidthResult& r, int gpus,
+                  double PairRates::*value, const char* cell_format, double limit) {
     std::printf("%s\n", title);
     std::vector<tutorial::Column> columns = {{"from \\ to"}};
     for (int g = 0; g < gpus; ++g) columns.push_back({format("GPU %d", g), tutorial::Align::right});
     tutorial::Table table(columns);
+    table.named(name);
     for (int from = 0; from < gpus; ++from) {
         std::vector<std::string> row = {format("GPU %d", from)};
         for (int to = 0; to < gpus; ++to) row.push_back("-");
@@ -327,17 +328,22 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
                   : "not known for this GPU model (no percentages)");
     const BandwidthResult r =
         measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);
-    print_matrix("One way, GB/s, without peer access (staged through host memory):", r, gpus,
+    print_matrix("one_way_staged",
+                 "One way, GB/s, without peer access (staged through host memory):", r, gpus,
                  &PairRates::staged, "%.1f", 0);
-    print_matrix("One way, GB/s, with peer access (percent of the NVLink limit):", r, gpus,
+    print_matrix("one_way_peer",
+                 "One way, GB/s, with peer access (percent of the NVLink limit):", r, gpus,
                  &PairRates::peer, "%.1f", limit);
-    print_matrix("Both ways at once, GB/s in total, without peer access:", r, gpus,
-                 &PairRates::staged_both, "%.1f", 0);
-    print_matrix("Both ways at once, GB/s in total, with peer access (percent of twice the limit):",
+    print_matrix("both_ways_staged", "Both ways at once, GB/s in total, without peer access:", r,
+                 gpus, &PairRates::staged_both, "%.1f", 0);
+    print_matrix("both_ways_peer",
+                 "Both ways at once, GB/s in total, with peer access (percent of twice the limit):",
                  r, gpus, &PairRates::peer_both, "%.1f", 2 * limit);
-    print_matrix("Latency: microseconds per 4-byte copy, back to back, with peer access:", r, gpus,
+    print_matrix("latency_us",
+                 "Latency: microseconds per 4-byte copy, back to back, with peer access:", r, gpus,
                  &PairRates::small_us, "%.2f", 0);
-    print_matrix("A kernel on the row's GPU adding up the column's GPU memory in place, GB/s:", r,
+    print_matrix("kernel_reads",
+                 "A kernel on the row's GPU adding up the column's GPU memory in place, GB/s:", r,
                  gpus, &PairRates::kernel, "%.1f", limit);
     return report_peer_bandwidth(ctx, r, limit);
 }

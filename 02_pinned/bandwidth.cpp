@@ -78,6 +78,7 @@ void measure_direction(bool to_device, const std::vector<std::size_t>& sizes,
     for (const Kind& kind : kinds) columns.push_back({kind.name, tutorial::Align::right});
     columns.push_back({"pinned / pageable", tutorial::Align::right});
     tutorial::Table table(columns);
+    table.named(to_device ? "host_to_device" : "device_to_host");
     std::uint32_t seed = to_device ? 1 : 1000;
     for (std::size_t bytes : sizes) {
         const std::size_t count = bytes / sizeof(std::uint32_t);

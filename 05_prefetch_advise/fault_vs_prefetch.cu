@@ -105,6 +105,7 @@ void print_tables(std::size_t bytes, const Medians& gpu, double copy_ms, const M
     };
     tutorial::Table there(
         {{"to the GPU"}, {"ms", tutorial::Align::right}, {"GB/s", tutorial::Align::right}});
+    there.named("to_gpu");
     row(there, "(a) kernel reads, pages fault in on demand", gpu.faults_ms);
     row(there, "(b) cudaMemPrefetchAsync to the GPU", gpu.prefetch_ms);
     row(there, "    then the kernel reads resident pages", gpu.resident_ms);
@@ -113,6 +114,7 @@ void print_tables(std::size_t bytes, const Medians& gpu, double copy_ms, const M
     std::printf("\n");
     tutorial::Table back(
         {{"back to the CPU"}, {"ms", tutorial::Align::right}, {"GB/s", tutorial::Align::right}});
+    back.named("to_cpu");
     row(back, "CPU reads, pages fault back on demand", cpu.faults_ms);
     row(back, "cudaMemPrefetchAsync to the host", cpu.prefetch_ms);
     row(back, "    then the CPU reads resident pages", cpu.resident_ms);

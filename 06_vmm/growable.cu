@@ -264,6 +264,7 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
                            {"VMM ms", Align::right},
                            {"peak in use", Align::right},
                            {"VMM step"}});
+    table.named("grow");
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         wrong += classic[i].survived_wrong + vmm[i].survived_wrong;

@@ -277,6 +277,34 @@ endfunction()
 
 # The `tour` target: builds every chapter and runs each in order, full size, as a live demo.
 # Chapters that skip (no GPU) are fine; any other failure fails the target.
+# <chapter>.csv_files: runs one section with --quick --csv and reads back every file it wrote
+# (common/cmake/check_csv.cmake). Label gpu; Skipped without a GPU, like the section itself.
+function(tutorial_add_csv_test chapter section)
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/csv_${section}")
+  add_test(NAME ${chapter}.csv_files
+    COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${chapter}>" "-DARGS=${section};--quick"
+            "-DDIR=${dir}" -P "${TUTORIAL_ROOT}/common/cmake/check_csv.cmake")
+  set_tests_properties(${chapter}.csv_files PROPERTIES LABELS "${chapter};gpu" RUN_SERIAL TRUE
+    PASS_REGULAR_EXPRESSION "CSV OK" SKIP_REGULAR_EXPRESSION "TUTORIAL_TEST_SKIPPED")
+endfunction()
+
+# The course's figures (common/cmake/plots.cmake): `plots` measures on the GPU and draws with
+# gnuplot where it is installed; `plots_draw` draws again from the measurements in build/plots/csv,
+# which may come from another machine. Whole-course builds only: the figures span four chapters.
+function(tutorial_add_plots)
+  set(script "${TUTORIAL_ROOT}/common/cmake/plots.cmake")
+  add_custom_target(plots
+    COMMAND "${CMAKE_COMMAND}" "-DBIN=${CMAKE_RUNTIME_OUTPUT_DIRECTORY}"
+            "-DOUT=${CMAKE_BINARY_DIR}/plots" -P "${script}"
+    DEPENDS 01_uva 02_pinned 05_prefetch_advise 06_vmm
+    USES_TERMINAL
+    COMMENT "Measuring and drawing the course's figures (a few minutes on a GPU)")
+  add_custom_target(plots_draw
+    COMMAND "${CMAKE_COMMAND}" "-DOUT=${CMAKE_BINARY_DIR}/plots" -DDRAW_ONLY=ON -P "${script}"
+    USES_TERMINAL
+    COMMENT "Drawing the course's figures from build/plots/csv")
+endfunction()
+
 function(tutorial_add_tour)
   get_property(chapters GLOBAL PROPERTY TUTORIAL_CHAPTERS)
   set(programs "")
