@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -156,12 +157,16 @@ int run_child_role(const Chapter& chapter, int argc, char** argv) {
     return exit_usage;
 }
 
-// The NVIDIA kernel module's version ("580.159.04"), which CUDA's own calls do not report.
+// The NVIDIA kernel module's version ("580.159.04"), which CUDA's own calls do not report: the
+// first word of /proc/driver/nvidia/version that looks like one (the line's wording varies).
 std::string kernel_module_version() {
     std::ifstream file("/proc/driver/nvidia/version");
     std::string word;
     while (file >> word) {
-        if (word == "Module" && file >> word) return word;
+        const bool version = std::isdigit(static_cast<unsigned char>(word[0])) &&
+                             word.find('.') != std::string::npos &&
+                             word.find_first_not_of("0123456789.") == std::string::npos;
+        if (version) return word;
     }
     return "unknown";
 }

@@ -42,7 +42,7 @@ foreach(file IN LISTS files)
   # Quoted cells first become one character, so that the rest can be split on line breaks.
   string(REGEX REPLACE "\"([^\"]|\"\")*\"" "Q" body "${body}")
   string(REGEX REPLACE "\n$" "" body "${body}")
-  string(REPLACE ";" "," body "${body}")
+  string(REPLACE ";" "_" body "${body}")  # a ";" in a cell would split the CMake list
   string(REPLACE "\n" ";" records "${body}")
   list(GET records 0 header)
   count_cells("${header}" width)
