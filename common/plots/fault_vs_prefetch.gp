@@ -7,6 +7,7 @@ set xlabel "buffer size"
 set ylabel "GB/s (1e9 bytes/s)"
 set yrange [0:*]
 set key top left
+set offsets graph 0.04, graph 0.04, graph 0.75, 0  # five keys: more room above
 plot data using 1:5:xtic(2) with linespoints ls 2 title "cudaMemcpy pinned -> GPU", \
      "" using 1:4 with linespoints ls 3 title "prefetch to the GPU", \
      "" using 1:3 with linespoints ls 1 title "kernel faults pages in", \

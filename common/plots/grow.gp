@@ -3,6 +3,7 @@
 load "style.gp"
 set multiplot layout 1,2 title "Growing a device buffer by doubling (06\\_vmm growable)"
 set logscale x 2
+set xtics rotate by -45 font ",16"
 set xlabel "grown to"
 set title "time of the step"
 set logscale y 10
