@@ -3,11 +3,9 @@
 # test on a machine without one) as passed. This reads the run's log and counts the three apart.
 #
 #   cmake -DBUILD=<build tree> -P test_summary.cmake
-# While CTest runs, the log is LastTest*.log.tmp; some versions have renamed it by now.
+# While CTest 3.x runs, this run's log is LastTest*.log.tmp. (A LastTest.log is the previous
+# run's: CTest 4.x writes this run's only after this script, so it must not be counted.)
 file(GLOB logs "${BUILD}/Testing/Temporary/LastTest*.log.tmp")
-if(NOT logs)
-  file(GLOB logs "${BUILD}/Testing/Temporary/LastTest*.log")
-endif()
 if(NOT logs)
   # CTest 4.x writes its log only after this runs.
   message("\nCTest's \"tests passed\" above counts skipped tests as passed: the tests listed "
