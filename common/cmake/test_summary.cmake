@@ -17,6 +17,9 @@ if(EXISTS "${junit}")
     string(REGEX MATCH "${count}=\"[0-9]+\"" found "${head}")
     string(REGEX REPLACE "[^0-9]" "" ${count} "${found}")
   endforeach()
+  if(tests EQUAL 0)
+    return()  # ctest -N: listed, not run
+  endif()
   math(EXPR skipped "${skipped} + ${disabled}")
   math(EXPR passed "${tests} - ${failures} - ${skipped}")
   set(failed ${failures})
@@ -36,6 +39,9 @@ elseif(logs)
       math(EXPR skipped "${skipped} + 1")
     endif()
   endforeach()
+  if(passed EQUAL 0 AND failed EQUAL 0 AND skipped EQUAL 0)
+    return()  # ctest -N: listed, not run
+  endif()
 else()
   message("\nCTest's \"tests passed\" above counts skipped tests as passed: the tests listed "
           "under \"did not run\" were skipped (no usable GPU, too few GPUs, or a missing tool). "

@@ -139,9 +139,12 @@ endfunction()
 #   NO_SANITIZE      keep this GPU test out of the `sanitize` suite
 #   RUN_SERIAL       run alone, never beside other tests (for tests that read device-wide state,
 #                    such as the free memory cudaMemGetInfo reports)
+#   PROGRAM target   the program to run (default: the chapter's own, <chapter>)
+#   EXERCISE         an exercise as the learner left it (label `exercise` instead of `gpu`, so
+#                    that a starter, which fails until solved, stays out of the gpu suite)
 function(tutorial_add_test chapter test)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE;RUN_SERIAL" "EXIT_CODE;TIMEOUT"
-                        "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE;RUN_SERIAL;EXERCISE"
+                        "EXIT_CODE;TIMEOUT;PROGRAM" "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
   if(NOT arg_EXPECT)
     message(FATAL_ERROR "tutorial_add_test(${chapter} ${test}): give at least one EXPECT pattern")
   endif()
@@ -151,9 +154,15 @@ function(tutorial_add_test chapter test)
   if(NOT DEFINED arg_EXIT_CODE)
     set(arg_EXIT_CODE 0)
   endif()
+  if(NOT arg_PROGRAM)
+    set(arg_PROGRAM ${chapter})
+  endif()
   if(arg_HOST)
     set(kind host)
     set(default_timeout 30)
+  elseif(arg_EXERCISE)
+    set(kind exercise)
+    set(default_timeout 60)
   else()
     set(kind gpu)
     set(default_timeout 60)
@@ -166,14 +175,14 @@ function(tutorial_add_test chapter test)
     list(APPEND labels fault)
   endif()
 
-  _tutorial_register_test(${chapter}.${test} ${chapter} "" "${arg_ARGS}" "${arg_EXPECT}"
+  _tutorial_register_test(${chapter}.${test} ${arg_PROGRAM} "" "${arg_ARGS}" "${arg_EXPECT}"
                           ${arg_EXIT_CODE} ${arg_TIMEOUT} "${labels}" "${arg_ENVIRONMENT}")
   if(arg_RUN_SERIAL)
     set_tests_properties(${chapter}.${test} PROPERTIES RUN_SERIAL TRUE)
   endif()
 
   # The same run under compute-sanitizer, once per tool, for the `sanitize` suite.
-  if(arg_HOST OR arg_FAULT OR arg_NO_SANITIZE)
+  if(arg_HOST OR arg_FAULT OR arg_NO_SANITIZE OR arg_EXERCISE)
     return()
   endif()
   if(NOT DEFINED CACHE{TUTORIAL_COMPUTE_SANITIZER})
@@ -201,8 +210,8 @@ function(tutorial_add_test chapter test)
     # The tool's closing line must report a clean run (racecheck words it differently); memcheck
     # may report only the chapter's __managed__ variables as leaks (see tutorial_chapter).
     set(allowed 0)
-    if(tool STREQUAL "memcheck" AND TUTORIAL_MANAGED_GLOBALS_${chapter})
-      set(allowed ${TUTORIAL_MANAGED_GLOBALS_${chapter}})
+    if(tool STREQUAL "memcheck" AND TUTORIAL_MANAGED_GLOBALS_${arg_PROGRAM})
+      set(allowed ${TUTORIAL_MANAGED_GLOBALS_${arg_PROGRAM}})
     endif()
     # A section that uses every GPU has a context on each, and compute-sanitizer reports the
     # __managed__ variables once per context: the runner counts the GPUs and multiplies.
@@ -225,13 +234,50 @@ function(tutorial_add_test chapter test)
       list(APPEND expect "LEAK SUMMARY: [0-9]+ bytes leaked in ${allowed_text} allocation")
     endif()
     set(labels ${chapter} sanitize ${tool} ${arg_LABELS})
-    _tutorial_register_test(${chapter}.${test}.${tool} ${chapter} "${launcher}" "${arg_ARGS}"
+    _tutorial_register_test(${chapter}.${test}.${tool} ${arg_PROGRAM} "${launcher}" "${arg_ARGS}"
                             "${expect}" ${arg_EXIT_CODE} ${timeout} "${labels}"
                             "${sanitized_environment}" ${allowed_arg})
     if(arg_RUN_SERIAL)
       set_tests_properties(${chapter}.${test}.${tool} PROPERTIES RUN_SERIAL TRUE)
     endif()
   endforeach()
+endfunction()
+
+option(TUTORIAL_EXERCISE_SOLUTIONS
+       "Build each exercise from its reference solution instead of the learner's starter" OFF)
+
+# One exercise: the program ex<NN>_<name> built from the learner's exercises/<name>.cu (or, with
+# TUTORIAL_EXERCISE_SOLUTIONS, from exercises/solutions/<name>.cu) and the course's check of it,
+# exercises/check/<name>.cu. Its test, <chapter>.exercise.<name>, expects the check's PASS line
+# and every EXPECT pattern. Label `exercise`; with the solutions built also `gpu`, and the
+# sanitize suite runs them, since a solution must pass everything a section passes.
+function(tutorial_exercise chapter name)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "RUN_SERIAL" "TIMEOUT" "EXPECT")
+  string(SUBSTRING "${chapter}" 0 2 number)
+  set(target ex${number}_${name})
+  if(TUTORIAL_EXERCISE_SOLUTIONS)
+    set(learner exercises/solutions/${name}.cu)
+    set(kind LABELS exercise)
+  else()
+    set(learner exercises/${name}.cu)
+    set(kind EXERCISE)
+  endif()
+  add_executable(${target} ${learner} exercises/check/${name}.cu)
+  target_link_libraries(${target} PRIVATE tutorial_common)
+  tutorial_compile_options(${target})
+  if(NOT TARGET exercises)
+    add_custom_target(exercises)
+  endif()
+  add_dependencies(exercises ${target})
+  set(options ${kind})
+  if(arg_RUN_SERIAL)
+    list(APPEND options RUN_SERIAL)
+  endif()
+  if(arg_TIMEOUT)
+    list(APPEND options TIMEOUT ${arg_TIMEOUT})
+  endif()
+  tutorial_add_test(${chapter} exercise.${name} PROGRAM ${target} ARGS check ${options}
+                    EXPECT "PASS ${target}/check: " ${arg_EXPECT})
 endfunction()
 
 # A build test: compiling SOURCE (relative to the chapter) with the chapter's CUDA compiler must

@@ -1,0 +1,86 @@
+// The course's check of exercise ex03_table (the task is in ../table.cu): the learner's table of
+// row pointers must be managed memory throughout, so that a kernel can follow its pointers, and
+// must be freed.
+#include "common/chapter.hpp"
+#include "common/check.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <string>
+
+// Written by the learner (exercises/table.cu).
+int** make_table(int rows, int columns);
+void free_table(int** table, int rows);
+
+namespace {
+
+using tutorial::Context;
+using tutorial::Result;
+
+// Follows the row pointers on the GPU: one block per row.
+__global__ void sum_table(int* const* table, int columns, unsigned long long* sum) {
+    const int* row = table[blockIdx.x];
+    unsigned long long partial = 0;
+    for (int c = threadIdx.x; c < columns; c += blockDim.x) partial += row[c];
+    atomicAdd(sum, partial);
+}
+
+bool is_managed(const void* pointer) {
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    return attributes.type == cudaMemoryTypeManaged;
+}
+
+Result check(Context& ctx) {
+    constexpr int rows = 64;
+    constexpr int columns = 1000;
+    int** table = make_table(rows, columns);
+    int managed = is_managed(table) ? 1 : 0;
+    for (int r = 0; r < rows; ++r) managed += is_managed(table[r]) ? 1 : 0;
+    ctx.claim(tutorial::observed(
+        "the row pointers and every row are managed memory", managed == rows + 1,
+        std::to_string(managed) + " of " + std::to_string(rows + 1) + " allocations managed",
+        "the kernel could not follow these pointers. First step: allocate the array of row "
+        "pointers and each row with cudaMallocManaged"));
+
+    unsigned long long expected = 0;
+    for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < columns; ++c) {
+            table[r][c] = r * 1000 + c;
+            expected += static_cast<unsigned long long>(r * 1000 + c);
+        }
+    }
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&sum, sizeof(*sum), cudaMemAttachGlobal));
+    *sum = 0;
+    if (managed == rows + 1) {  // a kernel following host pointers would stop with an error
+        sum_table<<<rows, 128>>>(table, columns, sum);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaDeviceSynchronize());
+        std::printf("the kernel's sum: %llu, the CPU's: %llu\n", *sum, expected);
+    }
+    const bool summed = *sum == expected;
+    ctx.claim(tutorial::observed("a kernel follows the row pointers to the CPU's values", summed,
+                                 summed ? "the sums agree" : "the kernel did not sum them",
+                                 "First step: make every allocation of the table managed"));
+    CUDA_CHECK(cudaFree(sum));
+
+    free_table(table, rows);
+    const bool freed = !is_managed(table);
+    ctx.claim(tutorial::observed("free_table gives the table back", freed,
+                                 freed ? "CUDA no longer knows it" : "still allocated",
+                                 "First step: cudaFree each row, then the array of row pointers"));
+    return ctx.verdict(summed && freed,
+                       "a kernel followed " + std::to_string(rows) + " row pointers the CPU set");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const tutorial::Chapter program{
+        "ex03_table",
+        "Exercise (chapter 03_managed): a table of row pointers a kernel follows",
+        {{"check", "make_table, free_table", check}}};
+    return tutorial::run_chapter(program, argc, argv);
+}
