@@ -13,7 +13,10 @@ __global__ void scramble(const std::uint32_t* in, std::uint32_t* out, std::size_
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
         std::uint32_t x = in[i];
-        for (int r = 0; r < 16; ++r) x = x * 1664525u + 1013904223u;
+        for (int r = 0; r < 256; ++r) {
+            x = x * 1664525u + 1013904223u;
+            x ^= x >> 13;  // keeps the compiler from folding the rounds into one step
+        }
         out[i] = x;
     }
 }

@@ -53,7 +53,7 @@ Result check(Context& ctx) {
     const bool freed = type_of(slot) == cudaMemoryTypeUnregistered;
     ctx.claim(tutorial::observed("free_result_slot frees the slot", freed,
                                  freed ? "CUDA no longer knows the pointer" : "still allocated",
-                                 "First step: cudaFree(slot)"));
+                                 "the slot is still allocated. First step: cudaFree(slot)"));
     return ctx.verdict(right == 5 && freed, std::to_string(right) +
                                                 " of 5 sums read from "
                                                 "managed memory");

@@ -63,16 +63,19 @@ Result check(Context& ctx) {
     const bool summed = *sum == expected;
     ctx.claim(tutorial::observed("a kernel follows the row pointers to the CPU's values", summed,
                                  summed ? "the sums agree" : "the kernel did not sum them",
-                                 "First step: make every allocation of the table managed"));
+                                 "the kernel never ran on the table. First step: make every "
+                                 "allocation of the table managed"));
     CUDA_CHECK(cudaFree(sum));
 
     free_table(table, rows);
     const bool freed = !is_managed(table);
     ctx.claim(tutorial::observed("free_table gives the table back", freed,
                                  freed ? "CUDA no longer knows it" : "still allocated",
-                                 "First step: cudaFree each row, then the array of row pointers"));
-    return ctx.verdict(summed && freed,
-                       "a kernel followed " + std::to_string(rows) + " row pointers the CPU set");
+                                 "an allocation is left. First step: cudaFree each row, then "
+                                 "the array of row pointers"));
+    return ctx.verdict(summed && freed, summed ? "a kernel followed " + std::to_string(rows) +
+                                                     " row pointers the CPU set"
+                                               : "no kernel could follow the row pointers");
 }
 
 }  // namespace

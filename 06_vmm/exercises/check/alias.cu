@@ -53,7 +53,8 @@ Result check(Context& ctx) {
 
     ctx.claim(tutorial::observed("the two addresses differ", first != second,
                                  first != second ? "they differ" : "they are the same",
-                                 "First step: two cuMemAddressReserve calls, one per address"));
+                                 "both are one range. First step: two cuMemAddressReserve "
+                                 "calls, one per address"));
     ctx.claim(tutorial::observed(
         "what a kernel writes through the first address reads the same through the second",
         differ == 0, std::to_string(differ) + " of " + std::to_string(count) + " values differ",
@@ -67,12 +68,13 @@ Result check(Context& ctx) {
                            "two allocations. First step: create the physical memory once and "
                            "map it twice"),
         not_judged);
-    const bool back = ctx.claim(
-        tutorial::observed("unmap_twice gives every byte back", left <= granularity,
-                           format_bytes(left) + " still in use",
-                           "First step: cuMemUnmap both ranges, cuMemAddressFree both, and "
-                           "cuMemRelease the handle once"),
-        not_judged);
+    const bool back =
+        ctx.claim(tutorial::observed("unmap_twice gives every byte back", left <= granularity,
+                                     format_bytes(left) + " still in use",
+                                     "a mapping or reservation is left. First step: cuMemUnmap "
+                                     "both ranges, cuMemAddressFree both, and "
+                                     "cuMemRelease the handle once"),
+                  not_judged);
     return ctx.verdict(first != second && differ == 0 && once && back,
                        std::to_string(count - differ) + " of " + std::to_string(count) +
                            " values seen through both addresses, " + format_bytes(used) +

@@ -47,7 +47,8 @@ Result report(Context& ctx, int moved, int lost, int over, bool all_back) {
         "size once, in growable_create, with cuMemAddressReserve"));
     ctx.claim(tutorial::observed("the values written before a growth are still there", lost == 0,
                                  std::to_string(lost) + " of 2 growths lost values",
-                                 "First step: map the new memory behind the old, never over it"));
+                                 "the old memory was not kept. First step: map the new "
+                                 "memory behind the old, never over it"));
     // compute-sanitizer takes device memory of its own: memory claims are not judged under it.
     const std::string not_judged = tutorial::why_timing_not_judged();
     const bool sized = ctx.claim(
@@ -59,7 +60,8 @@ Result report(Context& ctx, int moved, int lost, int over, bool all_back) {
     const bool freed =
         ctx.claim(tutorial::observed("growable_destroy gives every byte back", all_back,
                                      all_back ? "all back" : "some still in use",
-                                     "First step: cuMemUnmap every mapping, then cuMemAddressFree"),
+                                     "a mapping or the reservation is left. First step: "
+                                     "cuMemUnmap every mapping, then cuMemAddressFree"),
                   not_judged);
     const bool ok = moved == 0 && lost == 0 && sized && freed;
     return ctx.verdict(ok, std::to_string(2 - moved) + " of 2 growths in place, " +

@@ -77,7 +77,8 @@ Result check(Context& ctx) {
     ctx.claim(tutorial::observed(
         "the worker closed the mapping it opened", closed,
         closed ? "closed" : "not closed (or never opened)",
-        "First step: cudaIpcCloseMemHandle on the worker's pointer once its kernel is done"));
+        "the mapping stays until the process ends. First step: cudaIpcCloseMemHandle on the "
+        "worker's pointer once its kernel is done"));
     return ctx.verdict(wrong == 0 && closed && result.succeeded(),
                        std::to_string(count - wrong) + " of " + std::to_string(count) +
                            " values doubled by another process in place");

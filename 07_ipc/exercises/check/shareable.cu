@@ -64,7 +64,8 @@ Result check(Context& ctx) {
         read = result.succeeded() && result.output.find(wanted) != std::string::npos;
         ctx.claim(tutorial::observed("a worker process reads the values the owner wrote", read,
                                      read ? "its sum is the owner's" : "it " + result.describe(),
-                                     "First step: fill and export the same buffer"));
+                                     "the worker did not read what the owner wrote. First step: "
+                                     "fill and export the same buffer"));
     }
     free_shareable(buffer);
     return ctx.verdict(read, read ? "exported, opened and read by another process"
