@@ -36,6 +36,12 @@ double peak_memory_gbps(int device) {
     return 2.0 * clock_hz * bus_bytes / 1e9;
 }
 
+cudaMemoryType memory_type(const void* pointer) {
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    return attributes.type;
+}
+
 std::size_t free_device_memory() {
     std::size_t free_bytes = 0;
     std::size_t total = 0;

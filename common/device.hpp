@@ -32,6 +32,10 @@ double peak_memory_gbps(int device);
 // The current device's free memory, from cudaMemGetInfo.
 std::size_t free_device_memory();
 
+// What cudaPointerGetAttributes says a pointer points into: device, (pinned) host, managed, or
+// memory CUDA does not know (Unregistered). For checks; sections call it themselves.
+cudaMemoryType memory_type(const void* pointer);
+
 // A device property and the behaviour it predicts, checked by doing it: canMapHostMemory = 1
 // predicts that a kernel can write through a mapped host pointer, so the section has a kernel try.
 struct Prediction {

@@ -3,6 +3,7 @@
 // released.
 #include "common/chapter.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 
 #include <cuda_runtime.h>
 
@@ -20,12 +21,6 @@ namespace {
 using tutorial::Context;
 using tutorial::Result;
 
-cudaMemoryType type_of(const void* pointer) {
-    cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-    return attributes.type;
-}
-
 const char* type_name(cudaMemoryType type) {
     switch (type) {
         case cudaMemoryTypeHost: return "pinned host memory";
@@ -39,7 +34,7 @@ const char* type_name(cudaMemoryType type) {
 Result check(Context& ctx) {
     constexpr std::size_t count = std::size_t{4} << 20;  // 16 MiB
     std::uint32_t* data = allocate_shared(count);
-    const cudaMemoryType type = type_of(data);
+    const cudaMemoryType type = tutorial::memory_type(data);
     const bool pinned = type == cudaMemoryTypeHost;
     ctx.claim(tutorial::observed(
         "allocate_shared returns pinned host memory", pinned,
@@ -59,7 +54,7 @@ Result check(Context& ctx) {
             "step: launch write_values on data, then cudaDeviceSynchronize"));
     }
     release_shared(data);
-    const cudaMemoryType after = type_of(data);
+    const cudaMemoryType after = tutorial::memory_type(data);
     ctx.claim(tutorial::observed(
         "release_shared gives the memory back", after == cudaMemoryTypeUnregistered,
         std::string("afterwards cudaPointerGetAttributes says ") + type_name(after),

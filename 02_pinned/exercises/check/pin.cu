@@ -2,6 +2,7 @@
 // an ordinary buffer must be pinned memory that uploads faster, and after unpin() ordinary again.
 #include "common/chapter.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -24,9 +25,7 @@ using tutorial::Context;
 using tutorial::Result;
 
 bool is_pinned(const void* pointer) {
-    cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-    return attributes.type == cudaMemoryTypeHost;
+    return tutorial::memory_type(pointer) == cudaMemoryTypeHost;
 }
 
 Result check(Context& ctx) {

@@ -2,6 +2,7 @@
 // must be managed memory, hold a + b when the CPU reads it, and be freed.
 #include "common/chapter.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 
 #include <cuda_runtime.h>
 
@@ -18,15 +19,9 @@ namespace {
 using tutorial::Context;
 using tutorial::Result;
 
-cudaMemoryType type_of(const void* pointer) {
-    cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-    return attributes.type;
-}
-
 Result check(Context& ctx) {
     int* slot = make_result_slot();
-    const bool managed = type_of(slot) == cudaMemoryTypeManaged;
+    const bool managed = tutorial::memory_type(slot) == cudaMemoryTypeManaged;
     ctx.claim(tutorial::observed(
         "make_result_slot returns managed memory", managed,
         managed ? "cudaPointerGetAttributes says managed"
@@ -50,7 +45,7 @@ Result check(Context& ctx) {
             "after the launch"));
     }
     free_result_slot(slot);
-    const bool freed = type_of(slot) == cudaMemoryTypeUnregistered;
+    const bool freed = tutorial::memory_type(slot) == cudaMemoryTypeUnregistered;
     ctx.claim(tutorial::observed("free_result_slot frees the slot", freed,
                                  freed ? "CUDA no longer knows the pointer" : "still allocated",
                                  "the slot is still allocated. First step: cudaFree(slot)"));

@@ -3,6 +3,7 @@
 // must be freed.
 #include "common/chapter.hpp"
 #include "common/check.hpp"
+#include "common/device.hpp"
 
 #include <cuda_runtime.h>
 
@@ -27,9 +28,7 @@ __global__ void sum_table(int* const* table, int columns, unsigned long long* su
 }
 
 bool is_managed(const void* pointer) {
-    cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-    return attributes.type == cudaMemoryTypeManaged;
+    return tutorial::memory_type(pointer) == cudaMemoryTypeManaged;
 }
 
 Result check(Context& ctx) {
