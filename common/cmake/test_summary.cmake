@@ -3,51 +3,27 @@
 # test on a machine without one) as passed. This counts the three apart.
 #
 #   cmake -DBUILD=<build tree> -P test_summary.cmake
-# Where the counts come from, in order:
-# - Testing/results.xml: the JUnit file the test presets ask for. CTest writes it before this
-#   script runs, and CTEST_CUSTOM_PRE_TEST deletes it first, so it is always this run's.
-# - Testing/Temporary/LastTest*.log.tmp: this run's log while CTest 3.x runs (a plain `ctest`).
-#   A LastTest.log without .tmp is the previous run's (CTest 4.x writes this run's only after
-#   this script), so it is never counted.
+# The counts come from Testing/results.xml, the JUnit file the test presets ask for. CTest writes
+# it before this script runs, and CTEST_CUSTOM_PRE_TEST deletes it first, so it is always this
+# run's. A plain `ctest` (no preset) writes none: then only a reminder is printed.
 set(junit "${BUILD}/Testing/results.xml")
-file(GLOB logs "${BUILD}/Testing/Temporary/LastTest*.log.tmp")
-if(EXISTS "${junit}")
-  file(READ "${junit}" head LIMIT 400)
-  foreach(count tests failures disabled skipped)
-    string(REGEX MATCH "${count}=\"[0-9]+\"" found "${head}")
-    string(REGEX REPLACE "[^0-9]" "" ${count} "${found}")
-  endforeach()
-  if(tests EQUAL 0)
-    return()  # ctest -N: listed, not run
-  endif()
-  math(EXPR skipped "${skipped} + ${disabled}")
-  math(EXPR passed "${tests} - ${failures} - ${skipped}")
-  set(failed ${failures})
-elseif(logs)
-  list(GET logs 0 log)
-  file(STRINGS "${log}" lines
-       REGEX "^[0-9]+/[0-9]+ Test: |^Test (Passed|Failed)\\.|^Skip regular expression found")
-  set(passed 0)
-  set(failed 0)
-  set(skipped 0)
-  foreach(line IN LISTS lines)
-    if(line MATCHES "^Test Passed")
-      math(EXPR passed "${passed} + 1")
-    elseif(line MATCHES "^Test Failed")
-      math(EXPR failed "${failed} + 1")
-    elseif(line MATCHES "^Skip regular expression")
-      math(EXPR skipped "${skipped} + 1")
-    endif()
-  endforeach()
-  if(passed EQUAL 0 AND failed EQUAL 0 AND skipped EQUAL 0)
-    return()  # ctest -N: listed, not run
-  endif()
-else()
+if(NOT EXISTS "${junit}")
   message("\nCTest's \"tests passed\" above counts skipped tests as passed: the tests listed "
           "under \"did not run\" were skipped (no usable GPU, too few GPUs, or a missing tool). "
           "Run with a preset (ctest --preset default) to have them counted apart.")
   return()
 endif()
+file(READ "${junit}" head LIMIT 400)
+foreach(count tests failures disabled skipped)
+  string(REGEX MATCH "${count}=\"[0-9]+\"" found "${head}")
+  string(REGEX REPLACE "[^0-9]" "" ${count} "${found}")
+endforeach()
+if(tests EQUAL 0)
+  return()  # ctest -N: listed, not run
+endif()
+math(EXPR skipped "${skipped} + ${disabled}")
+math(EXPR passed "${tests} - ${failures} - ${skipped}")
+set(failed ${failures})
 message("\nIn plain numbers (CTest's \"tests passed\" above includes the skipped ones):\n"
         "tests: ${passed} passed, ${failed} failed, ${skipped} skipped")
 if(skipped GREATER 0)
