@@ -36,6 +36,11 @@ double peak_memory_gbps(int device) {
     return 2.0 * clock_hz * bus_bytes / 1e9;
 }
 
+std::size_t device_memory_used_since(std::size_t free_at_start) {
+    const std::size_t free_now = free_device_memory();
+    return free_at_start > free_now ? free_at_start - free_now : 0;
+}
+
 cudaMemoryType memory_type(const void* pointer) {
     cudaPointerAttributes attributes{};
     CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));

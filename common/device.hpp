@@ -32,6 +32,10 @@ double peak_memory_gbps(int device);
 // The current device's free memory, from cudaMemGetInfo.
 std::size_t free_device_memory();
 
+// Device memory taken since free_device_memory() returned `free_at_start` (0 if some came back):
+// for sections and checks that run alone (RUN_SERIAL), where no one else allocates meanwhile.
+std::size_t device_memory_used_since(std::size_t free_at_start);
+
 // What cudaPointerGetAttributes says a pointer points into: device, (pinned) host, managed, or
 // memory CUDA does not know (Unregistered). For checks; sections call it themselves.
 cudaMemoryType memory_type(const void* pointer);

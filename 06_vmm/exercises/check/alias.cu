@@ -26,11 +26,6 @@ using tutorial::format_bytes;
 using tutorial::MiB;
 using tutorial::Result;
 
-std::size_t used_since(std::size_t free_at_start) {
-    const std::size_t free_now = tutorial::free_device_memory();
-    return free_at_start > free_now ? free_at_start - free_now : 0;
-}
-
 Result check(Context& ctx) {
     if (!tutorial::vmm_supported(ctx.device)) {
         return ctx.skip("this device does not support virtual memory management");
@@ -41,7 +36,7 @@ Result check(Context& ctx) {
     const std::size_t free_at_start = tutorial::free_device_memory();
     CUdeviceptr first = 0, second = 0;
     map_twice(ctx.device, bytes, &first, &second);
-    const std::size_t used = used_since(free_at_start);
+    const std::size_t used = tutorial::device_memory_used_since(free_at_start);
     fill_on_device(reinterpret_cast<std::uint32_t*>(first), count, 11);
     const std::size_t differ =
         mismatches_on_device(reinterpret_cast<const std::uint32_t*>(second), count, 11);
@@ -49,7 +44,7 @@ Result check(Context& ctx) {
                 static_cast<unsigned long long>(first), static_cast<unsigned long long>(second),
                 differ, count, format_bytes(used).c_str(), format_bytes(bytes).c_str());
     unmap_twice(first, second, bytes);
-    const std::size_t left = used_since(free_at_start);
+    const std::size_t left = tutorial::device_memory_used_since(free_at_start);
 
     ctx.claim(tutorial::observed("the two addresses differ", first != second,
                                  first != second ? "they differ" : "they are the same",

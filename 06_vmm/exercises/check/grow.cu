@@ -29,12 +29,6 @@ using tutorial::format_bytes;
 using tutorial::MiB;
 using tutorial::Result;
 
-// Device memory in use, as far as cudaMemGetInfo can tell (the test runs alone).
-std::size_t used_now(std::size_t free_at_start) {
-    const std::size_t free_now = tutorial::free_device_memory();
-    return free_at_start > free_now ? free_at_start - free_now : 0;
-}
-
 std::uint32_t* values(CUdeviceptr address) {
     return reinterpret_cast<std::uint32_t*>(address);
 }
@@ -85,7 +79,7 @@ Result check(Context& ctx) {
     for (std::size_t size : {160 * MiB, 320 * MiB}) {
         const CUdeviceptr now = growable_resize(buffer, size);
         const std::size_t kept_wrong = mismatches_on_device(values(now), old_size / 4, 7);
-        const std::size_t used = used_now(free_at_start);
+        const std::size_t used = tutorial::device_memory_used_since(free_at_start);
         const bool fits = used <= size + granularity && used + granularity >= size;
         moved += now != first ? 1 : 0;
         lost += kept_wrong > 0 ? 1 : 0;
@@ -97,7 +91,7 @@ Result check(Context& ctx) {
         old_size = size;
     }
     growable_destroy(buffer);
-    const std::size_t left = used_now(free_at_start);
+    const std::size_t left = tutorial::device_memory_used_since(free_at_start);
     std::printf("after growable_destroy: %s still in use\n", format_bytes(left).c_str());
     return report(ctx, moved, lost, over, left <= granularity);
 }
