@@ -358,7 +358,8 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     }
     if (!options.csv_dir.empty()) {
         write_tables_to(options.csv_dir, csv_comment(description, argc, argv));
-        std::printf("Tables are also written to %s as CSV files.\n", options.csv_dir.c_str());
+        std::printf("Tables are also written as CSV files to %s\n",
+                    absolute_path(options.csv_dir).c_str());
     }
     const bool pause = options.pause && isatty(STDIN_FILENO);
     if (options.pause && !pause) {
@@ -401,6 +402,16 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
     // Destroying the context lets compute-sanitizer's leak check see that everything was freed.
     if (device >= 0) CUDA_CHECK(cudaDeviceReset());
 
+    if (!options.csv_dir.empty()) {
+        const int files = csv_files_written();
+        if (files > 0) {
+            std::printf("\n%d CSV file%s written to %s\n", files, files == 1 ? "" : "s",
+                        absolute_path(options.csv_dir).c_str());
+        } else {
+            std::printf("\nNo table was printed, so no CSV file was written (and %s was not made).\n",
+                        absolute_path(options.csv_dir).c_str());
+        }
+    }
     std::printf("\n%s: %d passed, %d failed, %d skipped\n", chapter.name, passed, failed, skipped);
     if (failed > 0) return exit_failure;
     return passed > 0 ? exit_success : exit_skipped;

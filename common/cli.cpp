@@ -42,8 +42,10 @@ bool to_unsigned(const std::string& digits, unsigned long long& value) {
 
 }  // namespace
 
-std::string quoted_argument(const std::string& text) {
-    constexpr std::size_t longest = 40;  // characters of the argument shown, at most
+namespace {
+
+// The argument in quotes, control characters written as \xNN, at most `longest` characters.
+std::string quoted(const std::string& text, std::size_t longest) {
     std::string shown;
     for (std::size_t i = 0; i < text.size() && i < longest; ++i) {
         const auto byte = static_cast<unsigned char>(text[i]);
@@ -55,6 +57,19 @@ std::string quoted_argument(const std::string& text) {
         return "'" + shown + "...' (" + std::to_string(text.size()) + " characters)";
     }
     return "'" + shown + "'";
+}
+
+}  // namespace
+
+std::string quoted_argument(const std::string& text) { return quoted(text, 40); }
+
+// A path is shown whole: the wrong part of it is often at its end. 4096 is PATH_MAX.
+std::string quoted_path(const std::string& path) { return quoted(path, 4096); }
+
+std::string size_in_words(std::size_t bytes) {
+    const std::string rounded = format_bytes(bytes);
+    const bool exact = rounded.find('.') == std::string::npos;
+    return exact ? rounded : rounded + " (" + std::to_string(bytes) + " bytes)";
 }
 
 std::string parse_size(const std::string& text, std::size_t& bytes) {
@@ -116,15 +131,33 @@ std::string parse_int(const std::string& text, long min, long max, long& value) 
 
 std::string prepare_csv_dir(const std::string& dir) {
     struct stat info {};
-    if (stat(dir.c_str(), &info) != 0) {
-        if (mkdir(dir.c_str(), 0777) != 0) {
-            return "cannot create the folder " + quoted_argument(dir) + ": " + std::strerror(errno);
-        }
+    if (stat(dir.c_str(), &info) == 0) {
+        if (!S_ISDIR(info.st_mode)) return quoted_path(dir) + " is not a folder";
+        if (access(dir.c_str(), W_OK | X_OK) != 0) return "cannot write into " + quoted_path(dir);
         return "";
     }
-    if (!S_ISDIR(info.st_mode)) return quoted_argument(dir) + " is not a folder";
-    if (access(dir.c_str(), W_OK | X_OK) != 0) return "cannot write into " + quoted_argument(dir);
+    // Not there yet: it is made when the first table is written, so its parent must be a folder
+    // this process can write into.
+    std::string parent = dir;
+    while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+    const std::size_t slash = parent.rfind('/');
+    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+    if (stat(parent.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+        return "cannot create the folder " + quoted_path(dir) + ": " + quoted_path(parent) +
+               " is not a folder";
+    }
+    if (access(parent.c_str(), W_OK | X_OK) != 0) {
+        return "cannot create the folder " + quoted_path(dir) + ": cannot write into " +
+               quoted_path(parent);
+    }
     return "";
+}
+
+std::string absolute_path(const std::string& path) {
+    if (!path.empty() && path[0] == '/') return path;
+    char here[4096];
+    if (getcwd(here, sizeof here) == nullptr) return path;
+    return std::string(here) + "/" + path;
 }
 
 std::string parse_options(int argc, const char* const argv[], Options& options) {
@@ -236,7 +269,7 @@ std::string describe(const Takes& takes) {
 
 std::string check_limits(const Options& options, const Takes& takes) {
     if (takes.takes_size && options.size != 0) {
-        const std::string size = "--size " + format_bytes(options.size);
+        const std::string size = "--size " + size_in_words(options.size);
         if (options.size % takes.size_multiple != 0) {
             return size + " is not a multiple of " + format_bytes(takes.size_multiple);
         }

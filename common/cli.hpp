@@ -31,6 +31,11 @@ struct Options {
 // An argument as an error message may show it: in quotes, control characters written as \xNN,
 // and cut after 40 characters, so that no argument can act on the terminal or flood it.
 std::string quoted_argument(const std::string& text);
+// A path as an error message shows it: the same, but whole (the part that is wrong is often the
+// end of it).
+std::string quoted_path(const std::string& path);
+// "4 KiB", or "4.0 KiB (4097 bytes)" where the rounded form would hide the exact size.
+std::string size_in_words(std::size_t bytes);
 
 std::string parse_size(const std::string& text, std::size_t& bytes);
 
@@ -39,9 +44,13 @@ std::string parse_int(const std::string& text, long min, long max, long& value);
 
 std::string parse_options(int argc, const char* const argv[], Options& options);
 
-// --csv DIR: creates DIR if it does not exist (its parent must); "" if DIR is a folder this
-// process can write into, else the problem ("'x' is not a folder", "cannot write into 'x'").
+// --csv DIR: "" if DIR is a folder this process can write into, or does not exist yet and can
+// be made (its parent is such a folder; the first table written makes it), else the problem
+// ("'x' is not a folder", "cannot write into 'x'"). Creates nothing.
 std::string prepare_csv_dir(const std::string& dir);
+
+// The path from the root: as given if it starts with '/', else after the current folder.
+std::string absolute_path(const std::string& path);
 
 constexpr std::size_t KiB = std::size_t{1} << 10;
 constexpr std::size_t MiB = std::size_t{1} << 20;

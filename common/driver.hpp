@@ -10,8 +10,9 @@
 //   CU_CHECK(cuMemCreate(&handle, size, &prop, 0));
 //
 // The local variable has the same name and type as the function declared in <cuda.h>, so the call
-// sites read exactly like the driver API documentation. The lookup asks for the version of the
-// function that matches the headers we compiled against (CUDA_VERSION).
+// sites read exactly like the driver API documentation. The lookup asks for the function as of the
+// headers we compiled against (CUDA_VERSION), or as of the driver where the driver is older (a
+// newer toolkit on an older driver, which CUDA's minor-version compatibility allows).
 #pragma once
 
 #include <cuda.h>

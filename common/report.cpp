@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <sys/stat.h>
+
 namespace tutorial {
 
 std::string format(const char* pattern, ...) {
@@ -42,6 +44,7 @@ struct CsvOutput {
     std::string comment;
     std::string prefix = "table";
     int tables = 0;  // printed so far in this group
+    int files = 0;   // CSV files written in this run
 };
 
 CsvOutput& csv_output() {
@@ -51,13 +54,21 @@ CsvOutput& csv_output() {
 
 void write_csv(const std::string& name, const std::vector<std::string>& headers,
                const std::vector<std::vector<std::string>>& rows) {
-    const CsvOutput& out = csv_output();
+    CsvOutput& out = csv_output();
+    // The folder is made with the first table, so a run that writes none leaves nothing behind
+    // (run_chapter has checked that it can be made).
+    if (out.files == 0 && mkdir(out.dir.c_str(), 0777) != 0 && errno != EEXIST) {
+        std::fprintf(stderr, "--csv: cannot create the folder %s: %s\n", out.dir.c_str(),
+                     std::strerror(errno));
+        return;
+    }
     const std::string path = out.dir + "/" + out.prefix + "_" + name + ".csv";
     std::FILE* file = std::fopen(path.c_str(), "w");
     if (file == nullptr) {
         std::fprintf(stderr, "--csv: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
         return;
     }
+    ++out.files;
     std::fprintf(file, "# %s\n%s\n", out.comment.c_str(), csv_line(headers).c_str());
     for (const auto& row : rows) std::fprintf(file, "%s\n", csv_line(row).c_str());
     if (std::fclose(file) != 0) {
@@ -71,6 +82,8 @@ void write_tables_to(const std::string& dir, const std::string& comment) {
     csv_output().dir = dir;
     csv_output().comment = comment;
 }
+
+int csv_files_written() { return csv_output().files; }
 
 void start_table_group(const std::string& prefix) {
     csv_output().prefix = prefix;

@@ -45,6 +45,8 @@ private:
 // Where Table::print writes CSV files: set once per run by run_chapter (for --csv). `comment`
 // becomes each file's first line, after "# ": the device, driver, date and command line.
 void write_tables_to(const std::string& dir, const std::string& comment);
+// How many CSV files this run has written (the folder is made with the first).
+int csv_files_written();
 // Starts a section: its tables are named "<prefix>_<name>" and numbered from 1 again.
 void start_table_group(const std::string& prefix);
 

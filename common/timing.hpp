@@ -93,6 +93,43 @@ double median_event_ms(int warmup, int runs, Enqueue enqueue, int repeats = 1) {
     });
 }
 
+// The median of several measurements with their spread.
+struct Spread {
+    double median = 0.0;
+    double low = 0.0;   // the smallest
+    double high = 0.0;  // the largest
+};
+
+inline Spread spread_of(const std::vector<double>& values) {
+    Spread s;
+    if (values.empty()) return s;
+    s.median = median(values);
+    s.low = *std::min_element(values.begin(), values.end());
+    s.high = *std::max_element(values.begin(), values.end());
+    return s;
+}
+
+// Several candidates measured in turns, as a benchmark compares them: each round times every
+// candidate once, in order, so that a slow spell of a shared machine falls on all of them alike
+// rather than on whichever ran then. `time_once(i)` times candidate i once and returns its
+// milliseconds; `warmup` untimed rounds come first. Returns each candidate's median and spread.
+//
+//   const auto ms = interleaved_ms(2, 1, 7, [&](std::size_t i) { return time_copy(from[i]); });
+template <typename TimeOnce>
+std::vector<Spread> interleaved_ms(std::size_t candidates, int warmup, int rounds,
+                                   TimeOnce time_once) {
+    for (int round = 0; round < warmup; ++round) {
+        for (std::size_t i = 0; i < candidates; ++i) time_once(i);
+    }
+    std::vector<std::vector<double>> times(candidates);
+    for (int round = 0; round < rounds; ++round) {
+        for (std::size_t i = 0; i < candidates; ++i) times[i].push_back(time_once(i));
+    }
+    std::vector<Spread> result;
+    for (const auto& values : times) result.push_back(spread_of(values));
+    return result;
+}
+
 // Bandwidth in GB/s, where 1 GB = 1e9 bytes (the unit of PCIe and HBM data sheets).
 inline double gb_per_s(std::size_t bytes, double ms) {
     return ms > 0.0 ? static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0.0;

@@ -4,12 +4,14 @@
 #
 #   cmake -DPROGRAM=<exe> -DARGS="bandwidth;--quick" -DDIR=<folder> -P check_csv.cmake
 #   cmake -DDIR=<folder> -P check_csv.cmake        only check the files already in DIR
+include("${CMAKE_CURRENT_LIST_DIR}/outcome.cmake")
 if(PROGRAM)
   file(REMOVE_RECURSE "${DIR}")
   execute_process(COMMAND "${PROGRAM}" ${ARGS} --csv "${DIR}" INPUT_FILE /dev/null
                   RESULT_VARIABLE code OUTPUT_QUIET)
   if(code EQUAL 77)
     message("TUTORIAL_TEST_SKIPPED: the program exited with 77 (skipped)")
+    tutorial_record_outcome(skipped)
     return()
   elseif(NOT code EQUAL 0)
     message(FATAL_ERROR "${PROGRAM} exited with ${code}")
@@ -55,3 +57,4 @@ foreach(file IN LISTS files)
   endforeach()
 endforeach()
 message("CSV OK: ${count} files, ${rows_total} lines (headers and rows), every row as wide as its header")
+tutorial_record_outcome(passed)

@@ -6,6 +6,7 @@
 # With EXPECT the compiler must refuse the file, and its messages must match every pattern; the
 # exact wording is the lesson. Without EXPECT the file must compile: the control that shows the
 # compiler and its flags work, so a refusal above is about the rule and not the set-up.
+include("${CMAKE_CURRENT_LIST_DIR}/outcome.cmake")
 string(REPLACE "\\;" ";" EXPECT "${EXPECT}")
 execute_process(COMMAND "${COMPILER}" -std=c++17 -c "${SOURCE}" -o "${OBJECT}"
                 RESULT_VARIABLE exit_code
@@ -30,3 +31,4 @@ endif()
 if(problems)
   message(FATAL_ERROR "compiling ${SOURCE}:${problems}")
 endif()
+tutorial_record_outcome(passed)

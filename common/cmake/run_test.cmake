@@ -3,6 +3,7 @@
 #
 #   cmake -DPROGRAM=path -DARGS=a;b -DEXPECT=re1;re2 -DEXIT_CODE=0 [-DLAUNCHER=tool;args]
 #         [-DALLOWED_ERRORS=n] -P run_test.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/outcome.cmake")
 if(NOT ALLOWED_ERRORS)
   set(ALLOWED_ERRORS 0)
 endif()
@@ -63,6 +64,7 @@ endif()
 if(exit_code STREQUAL "77" AND NOT EXIT_CODE STREQUAL "77")
   # CTest marks the test as skipped when it sees this marker (SKIP_REGULAR_EXPRESSION).
   message("TUTORIAL_TEST_SKIPPED: the program exited with 77 (skipped)")
+  tutorial_record_outcome(skipped)
   return()
 endif()
 if(NOT exit_code STREQUAL EXIT_CODE AND NOT exit_code STREQUAL "86")
@@ -90,3 +92,4 @@ endif()
 if(problems)
   message(FATAL_ERROR "test failed:${problems}")
 endif()
+tutorial_record_outcome(passed)

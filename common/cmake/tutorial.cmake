@@ -139,11 +139,15 @@ endfunction()
 #   NO_SANITIZE      keep this GPU test out of the `sanitize` suite
 #   RUN_SERIAL       run alone, never beside other tests (for tests that read device-wide state,
 #                    such as the free memory cudaMemGetInfo reports)
+#   TIMING           the test judges timings, so it runs alone (RUN_SERIAL) in the `gpu` suite
+#                    and never beside another test: found by itself where the section's file
+#                    (<section>.cu/.cpp, or an exercise's check) makes a timing claim or times
+#                    GPU work; say it for a test whose timing lives elsewhere
 #   PROGRAM target   the program to run (default: the chapter's own, <chapter>)
 #   EXERCISE         an exercise as the learner left it (label `exercise` instead of `gpu`, so
 #                    that a starter, which fails until solved, stays out of the gpu suite)
 function(tutorial_add_test chapter test)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE;RUN_SERIAL;EXERCISE"
+  cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE;RUN_SERIAL;EXERCISE;TIMING"
                         "EXIT_CODE;TIMEOUT;PROGRAM" "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
   if(NOT arg_EXPECT)
     message(FATAL_ERROR "tutorial_add_test(${chapter} ${test}): give at least one EXPECT pattern")
@@ -177,7 +181,13 @@ function(tutorial_add_test chapter test)
 
   _tutorial_register_test(${chapter}.${test} ${arg_PROGRAM} "" "${arg_ARGS}" "${arg_EXPECT}"
                           ${arg_EXIT_CODE} ${arg_TIMEOUT} "${labels}" "${arg_ENVIRONMENT}")
-  if(arg_RUN_SERIAL)
+  # A test that times GPU work runs alone, whatever -j says: beside another test its ratios
+  # measure the other test too (ctest -j 4 once made an 8x claim measure 1.96x). The sanitized
+  # runs below judge no timing, so they may run side by side.
+  if(NOT arg_HOST AND NOT arg_TIMING)
+    _tutorial_times_gpu_work(arg_TIMING "${arg_PROGRAM}" "${arg_ARGS}")
+  endif()
+  if(arg_RUN_SERIAL OR arg_TIMING)
     set_tests_properties(${chapter}.${test} PROPERTIES RUN_SERIAL TRUE)
   endif()
 
@@ -261,6 +271,8 @@ function(tutorial_exercise chapter name)
   else()
     set(learner exercises/${name}.cu)
     set(kind EXERCISE)
+    # A starter fails until solved: a plain ctest leaves it out (common/CMakeLists.txt).
+    set_property(GLOBAL APPEND PROPERTY TUTORIAL_EXERCISE_TESTS ${chapter}.exercise.${name})
   endif()
   add_executable(${target} ${learner} exercises/check/${name}.cu)
   target_link_libraries(${target} PRIVATE tutorial_common)
@@ -294,8 +306,36 @@ function(tutorial_add_compile_test chapter test)
            COMMAND "${CMAKE_COMMAND}" "-DCOMPILER=${CMAKE_CUDA_COMPILER}"
                    "-DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/${arg_SOURCE}"
                    "-DOBJECT=${CMAKE_CURRENT_BINARY_DIR}/${chapter}.${test}.o"
-                   "-DEXPECT=${expect}" -P "${TUTORIAL_ROOT}/common/cmake/compile_test.cmake")
+                   "-DEXPECT=${expect}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${chapter}.${test}
+                   -P "${TUTORIAL_ROOT}/common/cmake/compile_test.cmake")
   set_tests_properties(${chapter}.${test} PROPERTIES LABELS "${chapter};host;build" TIMEOUT 60)
+endfunction()
+
+# Whether the section a test runs (the first of its ARGS; "check" for an exercise) times GPU work:
+# its file makes a timing claim (at_least, at_most, Evidence::timing) or uses a timer or a busy
+# kernel of known duration.
+function(_tutorial_times_gpu_work result program args)
+  list(GET args 0 section)
+  set(files "")
+  if(section STREQUAL "check" AND program MATCHES "^ex[0-9][0-9]_(.+)$")
+    set(files "${CMAKE_CURRENT_SOURCE_DIR}/exercises/check/${CMAKE_MATCH_1}.cu")
+  elseif(NOT section MATCHES "^-")
+    set(files "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cu" "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cpp")
+  endif()
+  foreach(file IN LISTS files)
+    if(EXISTS "${file}")
+      file(STRINGS "${file}" timing_lines
+           REGEX "at_least\\(|at_most\\(|Evidence::timing|Timer|busy|spin")
+      if(timing_lines)
+        set(${result} TRUE PARENT_SCOPE)
+        return()
+      endif()
+    endif()
+  endforeach()
+  # A run of several sections (no section named first) may time anything.
+  if(section MATCHES "^-")
+    set(${result} TRUE PARENT_SCOPE)
+  endif()
 endfunction()
 
 function(_tutorial_register_test name target launcher args expect exit_code timeout labels environment)
@@ -310,7 +350,7 @@ function(_tutorial_register_test name target launcher args expect exit_code time
   add_test(NAME ${name}
            COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${target}>" "-DLAUNCHER=${launcher}"
                    "-DARGS=${args}" "-DEXPECT=${expect}" "-DEXIT_CODE=${exit_code}"
-                   "-DALLOWED_ERRORS=${allowed_errors}"
+                   "-DALLOWED_ERRORS=${allowed_errors}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${name}
                    -P "${TUTORIAL_ROOT}/common/cmake/run_test.cmake")
   set_tests_properties(${name} PROPERTIES
     LABELS "${labels}"
@@ -329,7 +369,8 @@ function(tutorial_add_csv_test chapter section)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/csv_${section}")
   add_test(NAME ${chapter}.csv_files
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${chapter}>" "-DARGS=${section};--quick"
-            "-DDIR=${dir}" -P "${TUTORIAL_ROOT}/common/cmake/check_csv.cmake")
+            "-DDIR=${dir}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${chapter}.csv_files
+            -P "${TUTORIAL_ROOT}/common/cmake/check_csv.cmake")
   set_tests_properties(${chapter}.csv_files PROPERTIES LABELS "${chapter};gpu" RUN_SERIAL TRUE
     PASS_REGULAR_EXPRESSION "CSV OK" SKIP_REGULAR_EXPRESSION "TUTORIAL_TEST_SKIPPED")
 endfunction()

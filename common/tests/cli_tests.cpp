@@ -185,7 +185,8 @@ Result test_section_options(Context& ctx) {
     const Limited limited[] = {
         {0, 0, 0, ""},
         {8 * KiB, 21, 16, ""},
-        {5000, 0, 0, "--size 4.9 KiB is not a multiple of 4 KiB"},
+        {5000, 0, 0, "--size 4.9 KiB (5000 bytes) is not a multiple of 4 KiB"},
+        {4097, 0, 0, "--size 4.0 KiB (4097 bytes) is not a multiple of 4 KiB"},
         {8 * GiB, 0, 0, "--size 8 GiB is more than 4 GiB"},
         {0, 5, 0, "--iters 5 is less than 21"},
         {0, 0, 1, "--workers 1 is less than 2"},

@@ -1,0 +1,20 @@
+# Each test's outcome as a file, for the plain counts that common/cmake/test_summary.cmake prints
+# after every ctest run, with or without a preset and on every CTest version. The test scripts
+# (run_test, compile_test, check_csv) include this file first, which records "started"; a test
+# that then passes or is skipped records so, and one that fails or is killed (a timeout) stays
+# "started", which counts as failed. OUTCOMES (a folder) and TEST_NAME come from the test's
+# command line; without them nothing is recorded.
+#
+#   cmake -DOUTCOMES=<dir> -DTEST_NAME=<name> -DSKIPPED=<why> -P outcome.cmake
+#       a test that only says why it is skipped (the sanitize suite without compute-sanitizer)
+function(tutorial_record_outcome state)
+  if(OUTCOMES AND TEST_NAME)
+    file(WRITE "${OUTCOMES}/${TEST_NAME}" "${state}")
+  endif()
+endfunction()
+
+tutorial_record_outcome(started)
+if(SKIPPED)
+  message("SKIPPED: ${SKIPPED}")
+  tutorial_record_outcome(skipped)
+endif()
