@@ -5,6 +5,7 @@
 // transparent huge pages there are 512 times fewer pages to fault in and to pin. Four ways, timed
 // per GiB, and the copy bandwidth each gives, which must not drop.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
@@ -152,7 +153,9 @@ Pinning pin_one_way(Way way, std::size_t bytes, int threads, void* device, int r
 }  // namespace
 
 tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (512 << 20) : (4ull << 30));
+    // The upload's target must fit on the GPU: by default at most half of its free memory.
+    const std::size_t bytes = ctx.size_or(tutorial::fit_in_free_memory(
+        ctx.quick() ? (512 << 20) : (4ull << 30), 0.5, 2 << 20));
     const int runs = ctx.iters_or(3);
     const int threads =
         std::max(1, std::min(16, static_cast<int>(std::thread::hardware_concurrency())));

@@ -4,6 +4,7 @@
 #include "common/driver.hpp"
 #include "common/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tutorial {
@@ -52,6 +53,12 @@ std::size_t free_device_memory() {
     std::size_t total = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
     return free_bytes;
+}
+
+std::size_t fit_in_free_memory(std::size_t wanted, double share, std::size_t multiple) {
+    const auto room = static_cast<std::size_t>(static_cast<double>(free_device_memory()) * share);
+    const std::size_t fits = room / multiple * multiple;
+    return std::max(multiple, std::min(wanted, fits));
 }
 
 Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,

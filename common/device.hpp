@@ -32,6 +32,11 @@ double peak_memory_gbps(int device);
 // The current device's free memory, from cudaMemGetInfo.
 std::size_t free_device_memory();
 
+// A section's default size where the GPU may be small: `wanted`, or less where that is more than
+// `share` of the free memory; in whole `multiple`s, and at least one. A size the user gave with
+// --size is checked against free memory before the section runs (Takes::holds), not shrunk.
+std::size_t fit_in_free_memory(std::size_t wanted, double share, std::size_t multiple);
+
 // Device memory taken since free_device_memory() returned `free_at_start` (0 if some came back):
 // for sections and checks that run alone (RUN_SERIAL), where no one else allocates meanwhile.
 std::size_t device_memory_used_since(std::size_t free_at_start);

@@ -30,6 +30,27 @@ if(ALLOWED_ERRORS MATCHES "^([0-9]+)\\*gpus$")
   string(REPLACE "@ALLOWED@" "${ALLOWED_ERRORS}" EXPECT "${EXPECT}")
 endif()
 
+# A GPU test takes one of the slots gpu_slots.cmake counted before the run (one per 2 GiB free),
+# waiting while all are taken; the lock is held until this script ends.
+if(GPU_SLOTS AND EXISTS "${GPU_SLOTS}")
+  file(READ "${GPU_SLOTS}" slots)
+  if(slots GREATER 0)
+    set(have_slot FALSE)
+    while(NOT have_slot)
+      foreach(slot RANGE 1 ${slots})
+        file(LOCK "${GPU_SLOTS}-${slot}.lock" GUARD PROCESS TIMEOUT 0 RESULT_VARIABLE locked)
+        if(locked EQUAL 0)
+          set(have_slot TRUE)
+          break()
+        endif()
+      endforeach()
+      if(NOT have_slot)
+        execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep 0.2)
+      endif()
+    endwhile()
+  endif()
+endif()
+
 # Standard input is /dev/null, never a terminal: a test must not wait for a key (--pause).
 execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" ${ARGS}
                 INPUT_FILE /dev/null

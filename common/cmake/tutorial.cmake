@@ -188,7 +188,7 @@ function(tutorial_add_test chapter test)
     _tutorial_times_gpu_work(arg_TIMING "${arg_PROGRAM}" "${arg_ARGS}")
   endif()
   if(arg_RUN_SERIAL OR arg_TIMING)
-    set_tests_properties(${chapter}.${test} PROPERTIES RUN_SERIAL TRUE)
+    _tutorial_run_alone(${chapter}.${test})
   endif()
 
   # The same run under compute-sanitizer, once per tool, for the `sanitize` suite.
@@ -248,7 +248,7 @@ function(tutorial_add_test chapter test)
                             "${expect}" ${arg_EXIT_CODE} ${timeout} "${labels}"
                             "${sanitized_environment}" ${allowed_arg})
     if(arg_RUN_SERIAL)
-      set_tests_properties(${chapter}.${test}.${tool} PROPERTIES RUN_SERIAL TRUE)
+      _tutorial_run_alone(${chapter}.${test}.${tool})
     endif()
   endforeach()
 endfunction()
@@ -311,6 +311,14 @@ function(tutorial_add_compile_test chapter test)
   set_tests_properties(${chapter}.${test} PROPERTIES LABELS "${chapter};host;build" TIMEOUT 60)
 endfunction()
 
+# A test that must run alone (RUN_SERIAL). Under -j, CTest lets the running tests finish before
+# each such test starts; a high COST (tests start in descending order of cost, and a cost the
+# project sets always wins over CTest's own estimate) makes them all run first, one after the
+# other, so the pool drains once instead of before each of them.
+function(_tutorial_run_alone name)
+  set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE COST 1000)
+endfunction()
+
 # Whether the section a test runs (the first of its ARGS; "check" for an exercise) times GPU work:
 # its file makes a timing claim (at_least, at_most, Evidence::timing) or uses a timer or a busy
 # kernel of known duration.
@@ -343,6 +351,12 @@ function(_tutorial_register_test name target launcher args expect exit_code time
   if(ARGC GREATER 9)
     set(allowed_errors ${ARGV9})
   endif()
+  # A GPU test waits for a slot (common/cmake/gpu_slots.cmake), so that ctest -j on a GPU with
+  # little free memory runs no more of them at once than have room for their contexts.
+  set(gpu_slots "")
+  if(NOT "host" IN_LIST labels)
+    set(gpu_slots "-DGPU_SLOTS=${CMAKE_BINARY_DIR}/Testing/gpu-slots")
+  endif()
   # Lists travel to the runner script as single -D values: escape their separators.
   foreach(list_var launcher args expect)
     string(REPLACE ";" "\\;" ${list_var} "${${list_var}}")
@@ -350,7 +364,8 @@ function(_tutorial_register_test name target launcher args expect exit_code time
   add_test(NAME ${name}
            COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${target}>" "-DLAUNCHER=${launcher}"
                    "-DARGS=${args}" "-DEXPECT=${expect}" "-DEXIT_CODE=${exit_code}"
-                   "-DALLOWED_ERRORS=${allowed_errors}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${name}
+                   "-DALLOWED_ERRORS=${allowed_errors}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes"
+                   -DTEST_NAME=${name} ${gpu_slots}
                    -P "${TUTORIAL_ROOT}/common/cmake/run_test.cmake")
   set_tests_properties(${name} PROPERTIES
     LABELS "${labels}"
@@ -371,7 +386,8 @@ function(tutorial_add_csv_test chapter section)
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${chapter}>" "-DARGS=${section};--quick"
             "-DDIR=${dir}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${chapter}.csv_files
             -P "${TUTORIAL_ROOT}/common/cmake/check_csv.cmake")
-  set_tests_properties(${chapter}.csv_files PROPERTIES LABELS "${chapter};gpu" RUN_SERIAL TRUE
+  _tutorial_run_alone(${chapter}.csv_files)
+  set_tests_properties(${chapter}.csv_files PROPERTIES LABELS "${chapter};gpu"
     PASS_REGULAR_EXPRESSION "CSV OK" SKIP_REGULAR_EXPRESSION "TUTORIAL_TEST_SKIPPED")
 endfunction()
 
