@@ -3,14 +3,12 @@
 // each worker uploads its own copy.
 #include "common/check.hpp"
 #include "common/child.hpp"
-#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "ipc_common.hpp"
 #include "sections.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -183,19 +181,10 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
     // Quick mode still sends 64 MiB: at 16 MiB the pipe took about 11 ms, and a first open on an
     // H100 took up to 1.9 ms, too close for the claim below.
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (256 << 20));
-    // Each pipe worker holds a context of its own (about 0.5 to 0.8 GiB) and a copy of the data:
-    // on a small GPU fewer workers by default, and a SKIP where even two do not fit.
-    const std::size_t per_worker = (std::size_t{768} << 20) + bytes;
-    const std::size_t room = tutorial::free_device_memory();
-    const int fitting = room > bytes ? static_cast<int>((room - bytes) / per_worker) : 0;
-    const int workers = ctx.workers_or(std::min(ctx.quick() ? 2 : 4, std::max(fitting, 2)));
-    if (workers > fitting) {
-        return ctx.skip(format("%d workers need about %s of free device memory (a context and %s "
-                               "each); this GPU has %s free",
-                               workers, tutorial::format_bytes(bytes + workers * per_worker).c_str(),
-                               tutorial::format_bytes(bytes).c_str(),
-                               tutorial::format_bytes(room).c_str()));
-    }
+    // Each pipe worker holds a context and a copy of the data: fewer by default on a small GPU.
+    const int workers = ctx.workers_or(workers_that_fit(ctx.quick() ? 2 : 4, 2, bytes));
+    const std::string no_room = workers_room_problem(workers, bytes);
+    if (!no_room.empty()) return ctx.skip(no_room);
     const std::size_t count = bytes / 4;
     const std::uint64_t expected = pattern_sum(count, bench_seed);
     std::uint32_t* data = nullptr;

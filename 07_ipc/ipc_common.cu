@@ -2,6 +2,8 @@
 
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
+#include "common/report.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
 
@@ -94,3 +96,28 @@ double read_gbps(const std::uint32_t* data, std::size_t count, int runs) {
     CUDA_CHECK(cudaFree(sum));
     return tutorial::gb_per_s(count * sizeof *data, ms);
 }
+
+namespace {
+
+constexpr std::size_t context_bytes = std::size_t{768} << 20;
+
+int workers_fitting(std::size_t each) {
+    return static_cast<int>(tutorial::free_device_memory() / (context_bytes + each));
+}
+
+}  // namespace
+
+int workers_that_fit(int wanted, int least, std::size_t each) {
+    const int fitting = workers_fitting(each);
+    return fitting >= wanted ? wanted : (fitting > least ? fitting : least);
+}
+
+std::string workers_room_problem(int workers, std::size_t each) {
+    if (workers <= workers_fitting(each)) return "";
+    return tutorial::format("%d workers need about %s of free device memory (a context and %s "
+                            "each); this GPU has %s free",
+                            workers, tutorial::format_bytes(workers * (context_bytes + each)).c_str(),
+                            tutorial::format_bytes(each).c_str(),
+                            tutorial::format_bytes(tutorial::free_device_memory()).c_str());
+}
+

@@ -118,8 +118,11 @@ BatchOutcome run_batch(int device, std::size_t count, int workers, int crash_wor
 }
 
 tutorial::Result run_master_workers(tutorial::Context& ctx) {
-    const int workers = ctx.workers_or(ctx.quick() ? 2 : 4);
     const std::size_t count = ctx.size_or(ctx.quick() ? (4 << 20) : (256 << 20)) / 4;
+    // Each worker holds a context of its own: fewer by default on a small GPU.
+    const int workers = ctx.workers_or(workers_that_fit(ctx.quick() ? 2 : 4, 2, 0));
+    const std::string no_room = workers_room_problem(workers, 0);
+    if (!no_room.empty()) return ctx.skip(no_room);
     std::printf(
         "The master fills %s on the device and starts %d workers (fork + exec of this program).\n"
         "Each gets, on its stdin, the IPC handles of the input and result buffers and its slice\n"
