@@ -213,6 +213,9 @@ int child_peer_read_too_early(const std::vector<std::string>& args) {
 tutorial::Result run_peer_access(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(tutorial::format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     std::printf(
         "%d GPUs. Each gets a %s buffer from cudaMalloc. For every ordered pair, a kernel on\n"
         "the first GPU copies the second GPU's buffer through its pointer, after\n"

@@ -154,6 +154,7 @@ struct BandwidthResult {
     std::vector<PairRates> pairs;  // every ordered pair
     std::size_t wrong = 0;         // values wrong after the copies, over every check
     int timed_out = 0;             // holds that gave up before the host released them
+    int gpus = 0;                  // how many GPUs took part
 };
 
 void measure_pair(PairRates& p, const Buffers& b, bool peer, int runs, int copies, const Hold& hold,
@@ -194,6 +195,7 @@ void set_peer_access(int gpus, bool enable) {
 
 BandwidthResult measure_bandwidth(int gpus, std::size_t count, int copies, int runs, Hold& hold) {
     BandwidthResult r;
+    r.gpus = gpus;
     Buffers b{std::vector<std::uint32_t*>(gpus), std::vector<std::uint32_t*>(gpus), count};
     for (int g = 0; g < gpus; ++g) {
         CUDA_CHECK(cudaSetDevice(g));
@@ -292,8 +294,12 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthRe
                   "(slowest pair, percent of the limit)",
                   limit > 0 ? 100.0 * smallest(r, [](const PairRates& p) { return p.peer; }) / limit
                             : 0.0,
-                  78.0, "%", "a pair with fewer links, or other work on the GPUs"),
-              limit > 0 ? "" : "this program does not know this GPU model's NVLink limit");
+                  70.0, "%", "a pair with fewer links, or other work on the GPUs"),
+              limit <= 0 ? "this program does not know this GPU model's NVLink limit"
+              : r.gpus > 2
+                  ? "with more than 2 GPUs a board may split its links among the peers (without "
+                    "an NVSwitch), and the CUDA runtime cannot count the links of a pair"
+                  : "");
     ctx.claim(tutorial::at_least(
         "both directions at once carry nearly twice one direction (slowest pair, both / one)",
         smallest(r, [](const PairRates& p) { return p.peer_both / p.peer; }), 1.8, "x",
@@ -313,6 +319,9 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthRe
 tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     const std::size_t bytes = ctx.quick() ? (64 << 20) : (256 << 20);
     const int copies = ctx.quick() ? 4 : 8;
     const int runs = ctx.quick() ? 5 : 7;

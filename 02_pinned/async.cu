@@ -290,7 +290,8 @@ tutorial::Result run_async(tutorial::Context& ctx) {
         "a pageable cudaMemcpyAsync host -> device blocks the CPU for most of the copy",
         100.0 * calls.blocked_share[0][0], 50.0, "%",
         "this system let the copy engine read pageable memory directly (HMM or a coherent "
-        "CPU-GPU link), so no staging through the CPU was needed"));
+        "CPU-GPU link), so no staging through the CPU was needed"),
+        tutorial::why_hardware_coherent(ctx.device));
     ctx.claim(tutorial::at_least("4 streams finish the chunked pipeline sooner than 1",
                                  o.four_streams_x, 1.3, "x",
                                  "the stages did not overlap: the copies and kernels may have "

@@ -196,7 +196,8 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
         "touching the pages on T threads, then cudaHostRegister, pins faster than "
         "cudaMallocHost (cudaMallocHost / T threads)",
         p[malloc_host].get_ms / p[register_threads].get_ms, 1.5, "x",
-        "page faults do not scale over threads on this kernel, or cudaMallocHost is fast here"));
+        "page faults do not scale over threads on this kernel, or cudaMallocHost is fast here"),
+        threads >= 4 ? "" : format("%d CPU threads here; touching in parallel needs 4", threads));
     const bool huge_used = p[register_huge].huge >= bytes / 2;
     ctx.claim(
         tutorial::at_least("huge pages make it cheaper still (T threads, 4 KiB pages / huge pages)",

@@ -33,15 +33,18 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
     tutorial::Table table({{"step"},
                            {"free device memory", tutorial::Align::right},
                            {"used by this step", tutorial::Align::right}});
+    const auto used = [](double bytes_used) {
+        return bytes_used >= 0
+                   ? tutorial::format_bytes(static_cast<std::size_t>(bytes_used))
+                   : "-" + tutorial::format_bytes(static_cast<std::size_t>(-bytes_used));
+    };
     std::size_t before = tutorial::free_device_memory();
     const auto step = [&](const char* what) {
         const std::size_t now = tutorial::free_device_memory();
-        const double used = static_cast<double>(before) - static_cast<double>(now);
-        table.add_row({what, tutorial::format_bytes(now),
-                       used >= 0 ? tutorial::format_bytes(static_cast<std::size_t>(used))
-                                 : "-" + tutorial::format_bytes(static_cast<std::size_t>(-used))});
+        const double taken = static_cast<double>(before) - static_cast<double>(now);
+        table.add_row({what, tutorial::format_bytes(now), used(taken)});
         before = now;
-        return used;
+        return taken;
     };
     step("start");
 
@@ -72,11 +75,6 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
     const double size = static_cast<double>(bytes);
     const auto nothing = [&](double used) { return used < size / 8; };
     const auto all = [&](double used) { return used > size * 7 / 8; };
-    const auto used = [](double bytes_used) {
-        return bytes_used >= 0
-                   ? tutorial::format_bytes(static_cast<std::size_t>(bytes_used))
-                   : "-" + tutorial::format_bytes(static_cast<std::size_t>(-bytes_used));
-    };
     std::printf(
         "\nThe managed allocation itself took no device memory; the kernel's first touch did,\n"
         "page by page as it faulted them in. Pages first touched by the CPU live in host\n"
@@ -84,17 +82,19 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
         "at once. This is also what lets managed allocations exceed the GPU's memory\n"
         "(oversubscription): pages are evicted to the host when the GPU runs out. This course\n"
         "never asks for more managed memory than the GPU has free; the README says why.\n\n");
+    const std::string paging = tutorial::why_pages_need_not_migrate(ctx.device);
     const bool first = ctx.claim(tutorial::observed(
-        "a managed allocation takes device memory only when a kernel first "
-        "touches it",
+        "a managed allocation takes device memory only when a kernel first touches it",
         nothing(on_alloc) && all(on_gpu_touch),
         used(on_alloc) + " at cudaMallocManaged, " + used(on_gpu_touch) + " at the kernel's touch",
-        "the driver placed the pages on the GPU at allocation time"));
+        "the driver placed the pages on the GPU at allocation time"),
+        paging);
     const bool second = ctx.claim(tutorial::observed(
         "pages the CPU touches first cost the GPU nothing",
         nothing(on_alloc_2) && nothing(on_cpu_touch),
         used(on_alloc_2) + " at allocation, " + used(on_cpu_touch) + " at the CPU's touch",
-        "the CPU's touch was served from GPU memory (a coherent system)"));
+        "the CPU's touch was served from GPU memory (a coherent system)"),
+        paging);
     const bool third = ctx.claim(tutorial::observed(
         "cudaMalloc takes all of its device memory at once", all(on_cuda_malloc),
         used(on_cuda_malloc) + " at cudaMalloc", "the driver reserved the memory lazily"));

@@ -1,6 +1,7 @@
 // Section `thrash`: the CPU and the GPU take turns writing managed memory. On the same page, the
 // page migrates back and forth every round; on separate pages it stays where it is used.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "sections.hpp"
@@ -96,7 +97,8 @@ tutorial::Result run_thrash(tutorial::Context& ctx) {
         same_first / separate_first, 1.5, "x",
         "the page did not migrate on each touch: a system where the CPU reaches GPU memory "
         "directly (directManagedMemAccessFromHost = 1) or where managed memory stays in host "
-        "memory"));
+        "memory"),
+        tutorial::why_pages_need_not_migrate(ctx.device));
     return ctx.verdict(correct == 3, tutorial::format("%d of 3 cases left the values the last "
                                                       "round wrote",
                                                       correct));

@@ -70,6 +70,9 @@ PeerReads read_from_peer(std::size_t count, bool advise) {
 tutorial::Result run_accessed_by_peer(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     for (int g : {reader, owner}) {
         if (const char* why = why_no_gpu_prefetch(g); *why) return ctx.skip(why);
     }
@@ -100,6 +103,8 @@ tutorial::Result run_accessed_by_peer(tutorial::Context& ctx) {
         "read is local, and GPU 1 must fault the pages back. With AccessedBy, GPU 0's page\n"
         "tables point at GPU 1's memory: both reads go over NVLink (limit 478 GB/s one way on\n"
         "H100/H200 SXM) and the data never leaves GPU 1, which then reads it at device speed.\n\n");
+    // These claims measure pages moving on access, which hardware-coherent systems may skip.
+    const std::string coherent = tutorial::why_hardware_coherent(0);
     ctx.claim(tutorial::observed(
         "cudaMemRangeGetAttribute(AccessedBy) lists GPU 0 exactly where it was advised",
         with.reader_listed && !without.reader_listed,
@@ -109,17 +114,20 @@ tutorial::Result run_accessed_by_peer(tutorial::Context& ctx) {
     ctx.claim(tutorial::at_least(
         "with AccessedBy, GPU 0's first read beats the faulting read (without / with)",
         without.first_ms / with.first_ms, 1.5, "x",
-        "the faults were as cheap as mapped reads, or the mapping was built on first touch"));
+        "the faults were as cheap as mapped reads, or the mapping was built on first touch"),
+        coherent);
     ctx.claim(tutorial::at_least(
         "without advice the first read moves the data to GPU 0: its second read is much faster "
         "(first / second)",
         without.first_ms / without.second_ms, 3.0, "x",
-        "the driver mapped the pages remotely instead of migrating them"));
+        "the driver mapped the pages remotely instead of migrating them"),
+        coherent);
     ctx.claim(tutorial::at_least(
         "with AccessedBy the data stays on GPU 1: GPU 1 reads it afterwards much faster than it "
         "does after GPU 0 took the pages (without / with)",
         without.owner_ms / with.owner_ms, 3.0, "x",
-        "the pages migrated to GPU 0 despite the advice"));
+        "the pages migrated to GPU 0 despite the advice"),
+        coherent);
     return ctx.verdict(without.wrong + with.wrong == 0,
                        "all six reads returned the data's sum, with and without the advice");
 }

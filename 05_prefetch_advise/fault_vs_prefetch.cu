@@ -154,13 +154,16 @@ tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
         "device memory's %.0f GB/s peak.\n\n",
         100.0 * copy_ms / gpu.prefetch_ms, gpu.faults_ms / gpu.prefetch_ms, 100.0 * resident_share,
         peak_gbps);
+    // These claims measure pages moving on access, which hardware-coherent systems may skip.
+    const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
     ctx.claim(
         tutorial::at_least("a prefetch to the GPU is several times faster than the "
                            "kernel's page faults (fault time / prefetch time)",
                            gpu.faults_ms / gpu.prefetch_ms, 2.0, "x",
                            "the faults were cheap here: a system where the GPU reaches "
                            "host memory without migrating (pageableMemoryAccess, a "
-                           "coherent link), or the driver prefetched on its own"));
+                           "coherent link), or the driver prefetched on its own"),
+        coherent);
     ctx.claim(
         tutorial::at_least("the prefetch runs within a small factor of the pinned copy rate "
                            "(copy time / prefetch time)",

@@ -135,6 +135,8 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
               "policy for faults, not a pin.");
     std::printf("\n");
     const std::string gpu_name = where(ctx.device);
+    // These claims measure pages moving on access, which hardware-coherent systems may skip.
+    const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
     ctx.claim(tutorial::observed(
         "cudaMemRangeGetAttribute reports the preferred location that was advised",
         reads[1].preferred == "host" && reads[4].preferred == gpu_name && reads[0].preferred == "-",
@@ -145,7 +147,8 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "prefetched pages / 2nd read with the host preferred)",
         reads[2].gbps[1] / reads[1].gbps[1], 5.0, "x",
         "the pages migrated to the GPU after all, or the GPU reads host memory as fast as its "
-        "own (a coherent CPU-GPU link)"));
+        "own (a coherent CPU-GPU link)"),
+        coherent);
     ctx.claim(tutorial::at_least(
         "a prefetch overrides the preference (read after the prefetch / 2nd read with the host "
         "preferred)",

@@ -96,6 +96,9 @@ void measure_copies(std::size_t count, int runs, PrefetchRates& r) {
 tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     for (int g : {0, 1}) {
         if (const char* why = why_no_gpu_prefetch(g); *why) return ctx.skip(why);
     }

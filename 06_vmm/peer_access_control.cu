@@ -151,6 +151,9 @@ int child_peer_vmm_grant(const std::vector<std::string>&) {
 tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     if (!tutorial::vmm_supported(owner)) return ctx.skip("VMM is not supported on this device");
     const std::vector<int> counts =
         ctx.quick() ? std::vector<int>{0, 64, 512} : std::vector<int>{0, 64, 256, 1024};

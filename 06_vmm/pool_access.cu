@@ -125,12 +125,12 @@ int child_pool_peer_read(const std::vector<std::string>&) {
 tutorial::Result run_pool_access(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     if (tutorial::device_attribute(owner, cudaDevAttrMemoryPoolsSupported) != 1) {
         return ctx.skip("memoryPoolsSupported = 0 on GPU 1");
     }
-    int can_access = 0;
-    CUDA_CHECK(cudaDeviceCanAccessPeer(&can_access, user, owner));
-    if (can_access != 1) return ctx.skip("GPU 0 cannot access GPU 1's memory (no peer path)");
     const std::size_t bytes = ctx.quick() ? (16 << 20) : (256 << 20);
     const AccessResult r = grant_and_use(bytes);
     CUDA_CHECK(cudaSetDevice(ctx.device));

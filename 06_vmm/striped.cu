@@ -114,6 +114,9 @@ WriterResult write_from(const Stripe& s, int writer, int runs) {
 tutorial::Result run_striped(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     for (int g = 0; g < gpus; ++g) {
         if (!tutorial::vmm_supported(g)) return ctx.skip("VMM is not supported on every GPU");
     }

@@ -192,6 +192,9 @@ int child_cross_gpu_worker(const std::vector<std::string>& args) {
 tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
+    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
+    const std::string no_peer = tutorial::why_no_peer_access(gpus);
+    if (!no_peer.empty()) return ctx.skip(no_peer);
     if (!tutorial::vmm_supported(master_gpu) ||
         tutorial::driver_attribute(
             master_gpu, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {

@@ -116,7 +116,8 @@ std::string workers_room_problem(int workers, std::size_t each) {
     if (workers <= workers_fitting(each)) return "";
     return tutorial::format("%d workers need about %s of free device memory (a context and %s "
                             "each); this GPU has %s free",
-                            workers, tutorial::format_bytes(workers * (context_bytes + each)).c_str(),
+                            workers,
+                            tutorial::format_bytes(workers * (context_bytes + each)).c_str(),
                             tutorial::format_bytes(each).c_str(),
                             tutorial::format_bytes(tutorial::free_device_memory()).c_str());
 }

@@ -408,7 +408,7 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
             std::printf("\n%d CSV file%s written to %s\n", files, files == 1 ? "" : "s",
                         absolute_path(options.csv_dir).c_str());
         } else {
-            std::printf("\nNo table was printed, so no CSV file was written (and %s was not made).\n",
+            std::printf("\nNo table was printed, so no CSV file was written (%s was not made).\n",
                         absolute_path(options.csv_dir).c_str());
         }
     }
