@@ -69,21 +69,36 @@ void print_help(const Chapter& chapter) {
         const std::string takes = describe(section.takes);
         if (!takes.empty()) std::printf("  %-24s takes %s\n", "", takes.c_str());
     }
+    // Only the options some section of this chapter takes.
+    bool size = false, iters = false, workers = false;
+    for (const Section& section : chapter.sections) {
+        size |= section.takes.takes_size;
+        iters |= section.takes.takes_iters;
+        workers |= section.takes.takes_workers;
+    }
     std::printf(
         "\nOptions:\n"
         "  --list                   list the sections, one per line, and exit\n"
-        "  --device N               run on CUDA device N (default 0)\n"
-        "  --size SIZE              buffer size, with a binary suffix: 4KiB, 256MiB, 1GiB\n"
-        "                           (default: each section's own)\n"
-        "  --iters N                timed repetitions (default: each section's own)\n"
-        "  --workers N              worker processes (default: each section's own)\n"
+        "  --device N               run on CUDA device N (default 0)\n");
+    if (size) {
+        std::printf(
+            "  --size SIZE              buffer size, with a binary suffix: 4KiB, 256MiB, 1GiB\n"
+            "                           (default: each section's own)\n");
+    }
+    if (iters) std::printf("  --iters N                timed repetitions (per section)\n");
+    if (workers) std::printf("  --workers N              worker processes (per section)\n");
+    std::printf(
         "  --quick                  small sizes and few repetitions, as the tests run it\n"
-        "  --csv DIR                also write every table to DIR as a CSV file (DIR is created\n"
-        "                           if its parent exists)\n"
+        "  --csv DIR                also write every table to DIR as a CSV file (DIR is made\n"
+        "                           with the first table; its parent must exist)\n"
         "  --pause                  wait for Enter after each section (at a terminal)\n"
         "  --help                   show this help and exit\n"
-        "--size, --iters and --workers go only to the sections listed above as taking them, and\n"
-        "are refused when none of the sections to be run does.\n"
+        "%s",
+        size || iters || workers
+            ? "--size, --iters and --workers go only to the sections listed above as taking them,\n"
+              "and are refused when none of the sections to be run does.\n"
+            : "");
+    std::printf(
         "\nExit codes: 0 every verdict PASS, 1 a verdict FAIL or a CUDA error, 2 bad command "
         "line,\n"
         "77 skipped (no usable CUDA device, or a capability the sections need is missing).\n");
@@ -200,12 +215,21 @@ int select_device(const char* chapter, const Options& options, int& device, std:
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || count == 0) {
-        const char* hint = status == cudaErrorInsufficientDriver
-                               ? "the NVIDIA driver is missing or older than this CUDA runtime"
-                           : status == cudaErrorNoDevice
-                               ? "no GPU is visible (is CUDA_VISIBLE_DEVICES empty?)"
-                               : "the GPU cannot be used";
-        why_not = std::string("no usable CUDA device: ") + hint + " (cudaGetDeviceCount returned " +
+        // cudaErrorInsufficientDriver means either; the driver's version tells them apart: 0
+        // where no driver is installed at all.
+        int driver = 0;
+        const bool no_driver = cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
+        const std::string hint =
+            status == cudaErrorInsufficientDriver && no_driver
+                ? "no NVIDIA driver is installed (no GPU here?)"
+            : status == cudaErrorInsufficientDriver
+                ? format("the NVIDIA driver supports CUDA %d.%d, older than this program's "
+                         "runtime (CUDA %d.%d): update the driver",
+                         driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000,
+                         CUDART_VERSION % 1000 / 10)
+            : status == cudaErrorNoDevice ? "no GPU is visible (is CUDA_VISIBLE_DEVICES empty?)"
+                                          : "the GPU cannot be used";
+        why_not = "no usable CUDA device: " + hint + " (cudaGetDeviceCount returned " +
                   cudaGetErrorName(status) + ")";
         return 0;
     }

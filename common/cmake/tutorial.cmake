@@ -45,6 +45,17 @@ endif()
 if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
   set(CMAKE_CUDA_ARCHITECTURES "90-real;75-virtual" CACHE STRING "GPU architectures to build for")
 endif()
+# "native" means "the GPUs of this machine": without one, CMake's own check fails once per target
+# with a long message. Say it once, with what to do.
+if(CMAKE_CUDA_ARCHITECTURES STREQUAL "native" OR "$ENV{CUDAARCHS}" STREQUAL "native")
+  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _tutorial_no_gpu OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _tutorial_no_gpu EQUAL 0)
+    message(FATAL_ERROR "CMAKE_CUDA_ARCHITECTURES=native needs a GPU on this machine, and "
+      "nvidia-smi finds none. Leave it out (the course builds for compute capability 9.0 plus "
+      "PTX that the driver compiles for any GPU of 7.5 or newer) or name your GPU's, e.g. -DCMAKE_CUDA_ARCHITECTURES=89, "
+      "from an empty build folder.")
+  endif()
+endif()
 if(NOT DEFINED CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type")
 endif()
@@ -109,6 +120,7 @@ function(tutorial_chapter name)
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAMS=$<TARGET_FILE:${name}>"
             -P "${TUTORIAL_ROOT}/common/cmake/tour.cmake"
     DEPENDS ${name}
+    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}"  # where --csv DIR in TUTORIAL_TOUR_ARGS lands
     USES_TERMINAL
     COMMENT "Running ${name}")
 
@@ -418,6 +430,7 @@ function(tutorial_add_tour)
   add_custom_target(tour
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAMS=${programs}" -P "${TUTORIAL_ROOT}/common/cmake/tour.cmake"
     DEPENDS ${chapters}
+    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}"
     USES_TERMINAL
     COMMENT "Running every chapter in order")
 endfunction()
