@@ -22,8 +22,15 @@ __global__ void touch(std::uint8_t* data, std::size_t bytes) {
 
 }  // namespace
 
+// The default size: at most a quarter of the free memory, so that the driver's own use cannot
+// blur the steps on a small GPU.
+static std::size_t default_size(bool quick) {
+    const std::size_t wanted = quick ? (std::size_t{256} << 20) : (std::size_t{1} << 30);
+    return tutorial::fit_in_free_memory(wanted, 0.25, std::size_t{64} << 20);
+}
+
 tutorial::Result run_first_touch(tutorial::Context& ctx) {
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (std::size_t{1} << 30));
+    const std::size_t bytes = ctx.size_or(default_size(ctx.quick()));
     if (bytes > tutorial::free_device_memory() / 4) {
         return ctx.skip("--size " + tutorial::format_bytes(bytes) +
                         " is more than a quarter of the free device memory");
