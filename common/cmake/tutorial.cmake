@@ -52,8 +52,8 @@ if(CMAKE_CUDA_ARCHITECTURES STREQUAL "native" OR "$ENV{CUDAARCHS}" STREQUAL "nat
   if(NOT _tutorial_no_gpu EQUAL 0)
     message(FATAL_ERROR "CMAKE_CUDA_ARCHITECTURES=native needs a GPU on this machine, and "
       "nvidia-smi finds none. Leave it out (the course builds for compute capability 9.0 plus "
-      "PTX that the driver compiles for any GPU of 7.5 or newer) or name your GPU's, e.g. -DCMAKE_CUDA_ARCHITECTURES=89, "
-      "from an empty build folder.")
+      "PTX that the driver compiles for any GPU of 7.5 or newer) or name your GPU's, e.g. "
+      "-DCMAKE_CUDA_ARCHITECTURES=89, from an empty build folder.")
   endif()
 endif()
 if(NOT DEFINED CMAKE_BUILD_TYPE)
@@ -318,7 +318,8 @@ function(tutorial_add_compile_test chapter test)
            COMMAND "${CMAKE_COMMAND}" "-DCOMPILER=${CMAKE_CUDA_COMPILER}"
                    "-DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/${arg_SOURCE}"
                    "-DOBJECT=${CMAKE_CURRENT_BINARY_DIR}/${chapter}.${test}.o"
-                   "-DEXPECT=${expect}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${chapter}.${test}
+                   "-DEXPECT=${expect}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes"
+                   -DTEST_NAME=${chapter}.${test}
                    -P "${TUTORIAL_ROOT}/common/cmake/compile_test.cmake")
   set_tests_properties(${chapter}.${test} PROPERTIES LABELS "${chapter};host;build" TIMEOUT 60)
 endfunction()
@@ -396,7 +397,8 @@ function(tutorial_add_csv_test chapter section)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/csv_${section}")
   add_test(NAME ${chapter}.csv_files
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${chapter}>" "-DARGS=${section};--quick"
-            "-DDIR=${dir}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes" -DTEST_NAME=${chapter}.csv_files
+            "-DDIR=${dir}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes"
+            -DTEST_NAME=${chapter}.csv_files
             -P "${TUTORIAL_ROOT}/common/cmake/check_csv.cmake")
   _tutorial_run_alone(${chapter}.csv_files)
   set_tests_properties(${chapter}.csv_files PROPERTIES LABELS "${chapter};gpu"
