@@ -95,12 +95,19 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
         "every read has to go all the way to DRAM and waits for it.\n",
         100.0 * wc_read_share);
     std::printf("\n");
+#if defined(__x86_64__) || defined(__i386__)
+    constexpr bool x86_host = true;
+#else
+    constexpr bool x86_host = false;
+#endif
     ctx.claim(tutorial::at_most("the CPU reads write-combined memory much slower than ordinary "
                                 "pinned memory (WC read speed / pinned read speed)",
                                 100.0 * wc_read_share, 50.0, "%",
                                 "the CPU caches this memory: the page attributes the driver "
                                 "asked for were not applied"),
-              tutorial::running_in_virtual_machine()
+              !x86_host ? "write-combining as measured here is an x86 memory type; other CPUs "
+                          "map this memory in their own way"
+              : tutorial::running_in_virtual_machine()
                   ? "this runs in a virtual machine, whose hypervisor may map guest memory as "
                     "ordinary cached memory whatever the guest asks for"
                   : "");
