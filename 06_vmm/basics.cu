@@ -47,8 +47,8 @@ Mapping create_and_map(int device, std::size_t wanted) {
     std::printf("1. cuMemCreate: %zu bytes wanted, rounded up to %s (granularity %s).\n", wanted,
                 format_bytes(m.bytes).c_str(), format_bytes(m.granularity).c_str());
 
-    // Alignment 0 (the granularity), no preferred address (0), flags 0.
-    CU_CHECK(cuMemAddressReserve(&m.address, m.bytes, 0, 0, 0));
+    // Aligned to the granularity (what cuMemMap needs), no preferred address (0), flags 0.
+    CU_CHECK(cuMemAddressReserve(&m.address, m.bytes, m.granularity, 0, 0));
     std::printf("2. cuMemAddressReserve: %s of addresses at 0x%llx, no memory behind them yet.\n",
                 format_bytes(m.bytes).c_str(), static_cast<unsigned long long>(m.address));
     CU_CHECK(cuMemMap(m.address, m.bytes, 0, m.memory, 0));  // from offset 0 of the memory
