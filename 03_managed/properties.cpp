@@ -28,7 +28,8 @@ const char* unified_memory_kind(const cudaDeviceProp& prop) {
                "CPU and GPU may access them concurrently; malloc memory does NOT work in kernels";
     }
     return "limited managed memory (Windows, WSL, Jetson): the GPU owns all managed memory\n"
-           "while any kernel runs, and a CPU access then is a segmentation fault";
+           "from a kernel launch until the host synchronizes, and a CPU access then is a\n"
+           "segmentation fault";
 }
 
 // managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy.

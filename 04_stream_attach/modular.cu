@@ -89,8 +89,9 @@ bool build_during_foreign_kernel(int device, unsigned flags, long long& sum_out)
 }  // namespace
 
 // Child role: the same construction without cudaMemAttachHost. Where concurrentManagedAccess is
-// 0 the constructor's first write is a segmentation fault, because the new allocation is
-// globally visible and a kernel is running.
+// 0 the Guide (N.2.2) leaves memory allocated while the GPU is active unspecified until more work
+// is launched or the GPU is synchronized: the constructor's first write may or may not be a
+// segmentation fault. Only cudaMemAttachHost makes it defined.
 int child_construct_global(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
@@ -123,17 +124,21 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
     std::printf(
         "\n2. The same without the flag (cudaMemAttachGlobal), in a child process;\n"
         "   concurrentManagedAccess = %d, so expected: %s:\n",
-        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
+        concurrent ? 1 : 0, concurrent ? "it works" : "unspecified, often a segmentation fault");
     const tutorial::ChildResult child =
         tutorial::run_child("construct_global", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
-    ok += concurrent ? child.succeeded() : child.crashed();
+    // Where concurrentManagedAccess is 0 the Guide leaves this access unspecified: a crash and a
+    // clean run are both what a driver may do, and neither is judged.
+    ok += concurrent ? child.succeeded() : child.crashed() || child.succeeded();
     ctx.claim(tutorial::observed("without cudaMemAttachHost, filling the new allocation while "
                                  "another stream's kernel runs is a segmentation fault",
                                  child.crashed(), "the child " + child.describe(),
                                  "this device lets the CPU touch managed memory during kernels"),
-              attach_rule_not_judged(concurrent));
+              concurrent ? attach_rule_not_judged(concurrent)
+                         : "the Guide (N.2.2) leaves memory allocated while the GPU is active "
+                           "unspecified until more work is launched or the GPU synchronizes");
 
     std::printf(
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"
