@@ -53,9 +53,10 @@ const char* const kind_names[kinds] = {"cudaMalloc",
                                        "cuMemCreate, no handle type",
                                        "cuMemCreate, POSIX fd handle type"};
 
-// What the documentation leads one to expect: legacy IPC for cudaMalloc blocks (an interior
-// pointer's handle opens the whole block, at its start), pool export for an exportable pool's
-// blocks, cuMemExportToShareableHandle for cuMemCreate memory created with a handle type.
+// What the documentation leads one to expect: legacy IPC for cudaMalloc blocks, pool export for
+// an exportable pool's blocks, cuMemExportToShareableHandle for cuMemCreate memory created with a
+// handle type. An interior pointer is outside legacy IPC's contract (the Runtime API reference:
+// cudaIpcGetMemHandle takes the allocation's base pointer): its cell shows what this driver did.
 bool expected(Kind kind, Way way) {
     return (way == legacy && (kind == plain || kind == interior)) ||
            (way == pool_export && kind == ipc_pool) || (way == vmm_export && kind == vmm_fd);
@@ -409,11 +410,12 @@ std::string cell_text(const Cell& c, Kind kind) {
     return format("yes, %zu wrong", c.wrong);
 }
 
-// A cell as documented: shared with every value right (the interior pointer: opened at the
-// block's start), or refused where no sharing is expected.
+// A cell as documented: shared with every value right, or refused where no sharing is expected.
+// The interior pointer under legacy IPC is outside the contract: whatever happened is accepted
+// (observed, not judged; driver 580 opened the block's start).
 bool as_documented(const Cell& c, Kind kind, Way way) {
+    if (kind == interior && way == legacy) return true;
     if (!expected(kind, way)) return !c.shared;
-    if (kind == interior) return c.shared && c.first_value == pattern(0, seed);
     return c.shared && c.wrong == 0;
 }
 
