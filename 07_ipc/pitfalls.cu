@@ -89,10 +89,13 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(device));
     void* buffer = nullptr;
     void* managed = nullptr;
-    CUDA_CHECK(cudaMalloc(&buffer, 1 << 20));
-    CUDA_CHECK(cudaMallocManaged(&managed, 1 << 20));
+    // 2 MiB: a smaller cudaMalloc may share its block with other allocations, and a handle to it
+    // would share them too (the Guide recommends multiples of 2 MiB for IPC).
+    constexpr std::size_t bytes = std::size_t{2} << 20;
+    CUDA_CHECK(cudaMalloc(&buffer, bytes));
+    CUDA_CHECK(cudaMallocManaged(&managed, bytes));
     // Seed 5: the values looked for below are not 0, which fresh memory may hold anyway.
-    fill_on_device(static_cast<std::uint32_t*>(buffer), (1 << 20) / 4, 5);
+    fill_on_device(static_cast<std::uint32_t*>(buffer), bytes / 4, 5);
     cudaIpcMemHandle_t handle{};
     CUDA_CHECK(cudaIpcGetMemHandle(&handle, buffer));
 
