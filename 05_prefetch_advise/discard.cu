@@ -4,9 +4,11 @@
 // (CUDA 13.0) tells the driver the contents no longer matter, so a later prefetch has pages to
 // place and no data to copy; cudaMemDiscardAndPrefetchBatchAsync does both in one call. Placing
 // pages is not free: the CPU maps them 4 KiB at a time, which costs about as much as the copy,
-// so the section also times a prefetch of a new allocation, pages with no data at all. What a
-// discarded range reads as afterwards is undefined: the section shows it and relies only on the
-// ranges it kept.
+// so the section also times a prefetch of a new allocation, pages with no data at all. The
+// Runtime API reference: a write to a discarded range, or a prefetch of it, makes its contents
+// defined again (what was written, or the pages as placed); only a read with neither in between
+// returns indeterminate data. The section shows what such a read returned here and relies only
+// on the ranges it kept.
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/patterns.hpp"
