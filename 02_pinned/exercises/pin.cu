@@ -1,8 +1,9 @@
 // Exercise ex02_pin (chapter 02_pinned): pin memory you already have.
 //
 // Your program holds its data in an ordinary (pageable) buffer, filled long before the GPU
-// needs it, and uploads it many times. Every upload from pageable memory goes through a staging
-// buffer the driver pins on the fly. Instead of moving the data to memory from cudaMallocHost,
+// needs it, and uploads it many times. Every upload from pageable memory is first copied by the
+// CPU, chunk by chunk, into a pinned staging buffer the driver keeps for that. Instead of moving
+// the data to memory from cudaMallocHost,
 // page-lock the buffer where it is with cudaHostRegister, so that the copy engines read it
 // directly, and undo it when the uploads are over (the `alloc_cost` section measures what pinning
 // costs and when it pays; `flags` shows the register flags).
