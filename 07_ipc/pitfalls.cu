@@ -101,6 +101,7 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
 
     void* opened = nullptr;
     const cudaError_t own = cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (own == cudaSuccess) CUDA_CHECK(cudaIpcCloseMemHandle(opened));  // a driver that allows it
     cudaIpcMemHandle_t interior_handle{};
     const cudaError_t interior =
         cudaIpcGetMemHandle(&interior_handle, static_cast<char*>(buffer) + 4096);
