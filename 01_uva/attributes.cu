@@ -1,5 +1,6 @@
 // Section `attributes`: ask cudaPointerGetAttributes about every kind of pointer a program has.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 
@@ -70,17 +71,25 @@ struct Allocations {
     Allocations& operator=(const Allocations&) = delete;
 };
 
+// What the Runtime API reference promises about each pointer's attributes. Memory CUDA allocated
+// or registered belongs to the device that was current (ours). Its section "Unified Addressing"
+// says host memory from cudaMallocHost or cudaHostAlloc is reached by kernels at the address the
+// CPU uses, and lists two exceptions with a device address of their own: write-combined memory
+// and memory registered with cudaHostRegister. For registered memory the cudaHostRegister entry
+// narrows it: where every visible device has canUseHostPointerForRegisteredMem = 1 the device
+// address is the host address. Where a distinct address is allowed, only that one exists is
+// promised, and a kernel must use what cudaHostGetDevicePointer returns.
+enum class DeviceAddress { same, own_allowed };
+
 struct Probe {
     const char* allocation;
     const void* pointer;
     cudaMemoryType expected;
+    DeviceAddress address = DeviceAddress::same;
 };
 
-// What the documentation promises for each type. Memory CUDA allocated or registered belongs to
-// the device that was current (ours); under UVA its device address is its host address, except
-// for registered memory where the device says otherwise (canUseHostPointerForRegisteredMem).
 bool as_documented(const Probe& probe, cudaError_t status, const cudaPointerAttributes& a,
-                   int device, bool registered_elsewhere) {
+                   int device) {
     if (status != cudaSuccess || a.type != probe.expected) return false;
     switch (probe.expected) {
         case cudaMemoryTypeDevice:
@@ -89,7 +98,8 @@ bool as_documented(const Probe& probe, cudaError_t status, const cudaPointerAttr
         case cudaMemoryTypeHost:
             return a.device == device && a.hostPointer == probe.pointer &&
                    a.devicePointer != nullptr &&
-                   (a.devicePointer == probe.pointer || registered_elsewhere);
+                   (a.devicePointer == probe.pointer ||
+                    probe.address == DeviceAddress::own_allowed);
         case cudaMemoryTypeManaged:
             return a.devicePointer == probe.pointer && a.hostPointer == probe.pointer;
         case cudaMemoryTypeUnregistered:
@@ -99,12 +109,13 @@ bool as_documented(const Probe& probe, cudaError_t status, const cudaPointerAttr
 }
 
 // What the probes found, counted for the section's three lessons: CUDA's own memory is recognised
-// from its address, pinned memory has one address for both sides, memory CUDA never saw is not
-// an error.
+// from its address, pinned memory the documentation gives one address has it, memory CUDA never
+// saw is not an error. The exceptions are counted apart: what they showed is this driver's.
 struct Tally {
     int wrong = 0;
     int cuda_owned = 0, cuda_owned_ok = 0;
     int pinned = 0, pinned_one_address = 0;
+    int exceptions = 0, exceptions_same = 0;
     int foreign = 0, foreign_ok = 0;
 };
 
@@ -112,14 +123,17 @@ struct Tally {
 Tally probe_every_kind(int device, bool registered_same_address) {
     const Allocations m;
     int on_the_stack[16] = {};
+    const DeviceAddress registered =
+        registered_same_address ? DeviceAddress::same : DeviceAddress::own_allowed;
     const std::vector<Probe> probes = {
         {"cudaMalloc", m.device, cudaMemoryTypeDevice},
         {"cudaMallocHost", m.malloc_host, cudaMemoryTypeHost},
         {"cudaHostAlloc(Default)", m.host_default, cudaMemoryTypeHost},
         {"cudaHostAlloc(Portable)", m.host_portable, cudaMemoryTypeHost},
         {"cudaHostAlloc(Mapped)", m.host_mapped, cudaMemoryTypeHost},
-        {"cudaHostAlloc(WriteCombined)", m.host_write_combined, cudaMemoryTypeHost},
-        {"malloc + cudaHostRegister", m.registered, cudaMemoryTypeHost},
+        {"cudaHostAlloc(WriteCombined)", m.host_write_combined, cudaMemoryTypeHost,
+         DeviceAddress::own_allowed},
+        {"malloc + cudaHostRegister", m.registered, cudaMemoryTypeHost, registered},
         {"cudaMallocManaged", m.managed, cudaMemoryTypeManaged},
         {"__managed__ variable", managed_global, cudaMemoryTypeManaged},
         {"malloc", m.plain_malloc, cudaMemoryTypeUnregistered},
@@ -138,8 +152,7 @@ Tally probe_every_kind(int device, bool registered_same_address) {
     for (const Probe& probe : probes) {
         cudaPointerAttributes a{};
         const cudaError_t status = cudaPointerGetAttributes(&a, probe.pointer);
-        const bool registered_elsewhere = probe.pointer == m.registered && !registered_same_address;
-        const bool ok = as_documented(probe, status, a, device, registered_elsewhere);
+        const bool ok = as_documented(probe, status, a, device);
         t.wrong += ok ? 0 : 1;
         if (probe.expected == cudaMemoryTypeUnregistered) {
             ++t.foreign;
@@ -148,9 +161,13 @@ Tally probe_every_kind(int device, bool registered_same_address) {
             ++t.cuda_owned;
             t.cuda_owned_ok += ok;
         }
-        if (probe.expected == cudaMemoryTypeHost && !registered_elsewhere) {
+        if (probe.expected == cudaMemoryTypeHost && probe.address == DeviceAddress::same) {
             ++t.pinned;
             t.pinned_one_address += ok && a.devicePointer == probe.pointer;
+        }
+        if (probe.expected == cudaMemoryTypeHost && probe.address == DeviceAddress::own_allowed) {
+            ++t.exceptions;
+            t.exceptions_same += a.devicePointer == probe.pointer;
         }
         table.add_row({probe.allocation, tutorial::format("%p", probe.pointer),
                        cudaGetErrorName(status), type_name(a.type), std::to_string(a.device),
@@ -159,9 +176,18 @@ Tally probe_every_kind(int device, bool registered_same_address) {
     }
     table.print();
     std::printf(
-        "\n\"same\" means the field equals the pointer we asked about: under UVA a pinned host\n"
-        "buffer has one address that works on both sides. Memory CUDA never saw (malloc, new,\n"
-        "the stack) is not an error since CUDA 11: it is reported as unregistered.\n\n");
+        "\n\"same\" means the field equals the pointer we asked about. Memory CUDA never saw "
+        "(malloc, new,\nthe stack) is not an error since CUDA 11: it is reported as "
+        "unregistered.\n\n");
+    if (t.exceptions > 0) {
+        std::printf(
+            "Write-combined memory%s may have a device address of its own: the Runtime API "
+            "reference\n(Unified Addressing, \"Exceptions, Disjoint Addressing\") says so. "
+            "%d of %d such buffers showed\nthe host address here (observed on %s); portable "
+            "code passes kernels what\ncudaHostGetDevicePointer returns for them.\n\n",
+            registered_same_address ? "" : " and registered memory", t.exceptions_same,
+            t.exceptions, tutorial::this_driver().c_str());
+    }
     return t;
 }
 
@@ -169,10 +195,7 @@ Tally probe_every_kind(int device, bool registered_same_address) {
 
 tutorial::Result run_attributes(tutorial::Context& ctx) {
     int uva = 0;
-    int registered_same_address = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, ctx.device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&registered_same_address,
-                                      cudaDevAttrCanUseHostPointerForRegisteredMem, ctx.device));
     // Every answer this section expects is the one a unified address space gives.
     if (uva != 1) return ctx.skip("unifiedAddressing is 0: no unified address space here");
     std::printf(
@@ -181,7 +204,7 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
         "belongs to.\n\n",
         uva);
 
-    const Tally t = probe_every_kind(ctx.device, registered_same_address != 0);
+    const Tally t = probe_every_kind(ctx.device, tutorial::every_device_uses_host_pointer_for_registered());
     ctx.claim(tutorial::observed(
         "from the address alone, CUDA names the type and device of every allocation it made",
         t.cuda_owned_ok == t.cuda_owned,
@@ -189,11 +212,12 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
                          t.cuda_owned),
         "this driver predates unified addressing, or an allocation was made on another device"));
     ctx.claim(tutorial::observed(
-        "pinned host memory has one address for both sides: devicePointer == the host pointer",
+        "pinned memory the Runtime API reference gives one address has it: devicePointer == the "
+        "host pointer",
         t.pinned > 0 && t.pinned_one_address == t.pinned,
         tutorial::format("%d of %d pinned buffers", t.pinned_one_address, t.pinned),
-        "the device cannot use host pointers for registered memory "
-        "(canUseHostPointerForRegisteredMem = 0)"));
+        "the driver maps pinned memory at a separate device address, against the reference's "
+        "section Unified Addressing"));
     ctx.claim(tutorial::observed(
         "asking about memory CUDA never saw is not an error: it is cudaMemoryTypeUnregistered",
         t.foreign_ok == t.foreign,

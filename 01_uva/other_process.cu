@@ -70,8 +70,10 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
     tutorial::print_child_output(child);
     std::printf("The child %s.\n\n", child.describe().c_str());
 
-    // This process is unaffected: its buffer is intact.
-    const std::size_t wrong = mismatches_on_device(buffer, count, seed);
+    // This process is unaffected: its context still works (a GPU reset after the fault would
+    // have ended it too), and its buffer is intact.
+    const cudaError_t here = cudaDeviceSynchronize();
+    const std::size_t wrong = here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
     CUDA_CHECK(cudaFree(buffer));
     std::printf(
         "Here the buffer is still intact (%zu wrong values). To share GPU memory with another\n"
@@ -95,10 +97,13 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
         "after an illegal address the child's context is lost: its next call fails the same way",
         sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
         "the kernel did not fault, so there was no error to keep"));
-    ctx.claim(tutorial::observed("the owner's buffer is untouched by the other process's fault",
-                                 wrong == 0,
-                                 tutorial::format("%zu of %zu values wrong", wrong, count),
-                                 "the child's kernel wrote somewhere it should not"));
+    ctx.claim(tutorial::observed(
+        "the other process's fault leaves this one's context working: a kernel here reads the "
+        "buffer intact",
+        here == cudaSuccess && wrong == 0,
+        tutorial::format("cudaDeviceSynchronize: %s; %zu of %zu values wrong",
+                         cudaGetErrorName(here), wrong, count),
+        "the fault reset the GPU, which ends every process's context"));
     return ctx.verdict(unknown_there && kernel_faulted && wrong == 0,
                        "the child saw an unregistered address and its kernel failed with "
                        "cudaErrorIllegalAddress; the parent's buffer is intact");

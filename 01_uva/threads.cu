@@ -1,6 +1,7 @@
 // Section `threads`: device pointers, streams and events belong to the process, not to the host
 // thread that created them.
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
@@ -17,6 +18,11 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
     CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
     CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     std::printf("Main thread: allocated %p and created an event.\n", static_cast<void*>(buffer));
+
+    // To tell a per-thread current device from a process-wide one, the main thread stands on a
+    // device other than 0 while the worker starts: possible only with a second GPU.
+    const int main_device = ctx.device != 0 || tutorial::device_count() < 2 ? ctx.device : 1;
+    CUDA_CHECK(cudaSetDevice(main_device));
 
     // The worker must not wait on the event before it has been recorded, so the worker says when.
     std::promise<int> recorded;
@@ -39,6 +45,9 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
     });
 
     recorded.get_future().wait();
+    CUDA_CHECK(cudaSetDevice(ctx.device));
+    std::printf("Main thread: its current device was %d while the worker started.\n",
+                main_device);
     CUDA_CHECK(cudaEventSynchronize(done));
     const std::size_t wrong = mismatches_on_device(buffer, count, seed);
     std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n", wrong, count);
@@ -51,9 +60,16 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
         tutorial::format("the worker's kernel wrote %zu of %zu values right", count - wrong, count),
         "the worker used another device than the one the buffer lives on"));
     ctx.claim(tutorial::observed(
-        "the current device belongs to the host thread: a new thread starts on device 0",
-        before == 0, tutorial::format("the worker's cudaGetDevice said %d", before),
-        "a CUDA_VISIBLE_DEVICES or driver setting that changes the default device"));
+                  "the current device belongs to the host thread: a new thread starts on device "
+                  "0 while the main thread stands on another",
+                  before == 0,
+                  tutorial::format("the main thread on device %d, the worker's cudaGetDevice "
+                                   "said %d",
+                                   main_device, before),
+                  "the current device is shared by the process's threads"),
+              main_device == 0 ? "with one GPU the main thread is on device 0 too, so a "
+                                 "process-wide current device would also read 0"
+                               : "");
     return ctx.verdict(wrong == 0, tutorial::format("all %zu values the worker thread's kernel "
                                                     "wrote are in the main thread's buffer",
                                                     count));

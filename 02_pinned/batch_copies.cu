@@ -228,14 +228,12 @@ tutorial::Result run_batch_copies(tutorial::Context& ctx) {
     std::printf("The child %s.\n\n", misuse.describe().c_str());
     ctx.claim(tutorial::at_least(
         format("from pageable memory, one batch call moves %zu pieces of 4 KiB sooner than a loop "
-               "of cudaMemcpyAsync (loop / the faster batch)",
+               "of cudaMemcpyAsync (loop / batch in stream order)",
                pieces),
-        r.ways[2].ms / std::min(r.ways[3].ms, r.ways[4].ms), 1.3, "x",
+        r.ways[2].ms / r.ways[3].ms, 1.2, "x",
         "the driver stages pageable pieces one by one in a batch too"));
-    // From pinned memory the gain varied from run to run (1.0x to 2.6x on the H100 and the
-    // H200): what holds every time is that the batch is no slower.
     ctx.claim(tutorial::at_least(
-        "from pinned memory, the batch is no slower than the loop (loop / batch)",
+        "from pinned memory, the batch takes at most 1.25 times the loop's time (loop / batch)",
         r.ways[0].ms / r.ways[1].ms, 0.8, "x", "the batch call costs more than its copies"));
     const std::string unset = tutorial::child_answer(misuse, "srcAccessOrder left unset");
     ctx.claim(

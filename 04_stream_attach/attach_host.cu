@@ -2,12 +2,15 @@
 // attached to the host, so the CPU may write it while a kernel runs, on every system.
 #include "common/busy.hpp"
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -18,33 +21,64 @@ __global__ void kernel() {
     x = 10;
 }
 
+// What the CPU saw: whether stream1 was still running when it wrote y, and x and y afterwards.
+struct Seen {
+    cudaError_t at_write;
+    int x, y;
+};
+
+// The appendix's example. A 100 ms busy kernel ahead of `kernel` keeps stream1 running while the
+// CPU writes y, even on a host that is descheduled for a moment.
+Seen attach_y_then_write() {
+    x = 0;
+    y = 2;
+    cudaStream_t stream1 = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream1));
+    // The attach is queued in stream1 like a kernel; wait for it before relying on it.
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream1, &y, 0, cudaMemAttachHost));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    tutorial::launch_busy(stream1, 100.0);
+    kernel<<<1, 1, 0, stream1>>>();
+    CUDA_CHECK_LAUNCH();
+    const cudaError_t at_write = cudaStreamQuery(stream1);
+    y = 20;  // stream1 is still running: allowed, because y is attached to the host
+    CUDA_CHECK(cudaStreamSynchronize(stream1));
+    CUDA_CHECK(cudaStreamDestroy(stream1));
+    return {at_write, x, y};
+}
+
 }  // namespace
+
+// Child role: the example, where a wrong lesson (the write not allowed after all) would end this
+// process with a signal rather than the section's.
+int child_attach_host(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    const Seen seen = attach_y_then_write();
+    std::printf("cudaStreamQuery(stream1) at the write -> %s\n", cudaGetErrorName(seen.at_write));
+    std::printf("x, y after cudaStreamSynchronize -> %d, %d\n", seen.x, seen.y);
+    return 0;
+}
 
 tutorial::Result run_attach_host(tutorial::Context& ctx) {
     const bool concurrent =
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    cudaStream_t stream1 = nullptr;
-    CUDA_CHECK(cudaStreamCreate(&stream1));
-
-    // The attach is queued in stream1 like a kernel; wait for it before relying on it.
-    CUDA_CHECK(cudaStreamAttachMemAsync(stream1, &y, 0, cudaMemAttachHost));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::printf("y is attached to the host (cudaMemAttachHost) and the attach has completed.\n");
-
-    // A busy kernel first, so that stream1 is certainly still running when the host writes y.
-    // 100 ms: long enough that even a host descheduled for a moment queries it still running.
-    tutorial::launch_busy(stream1, 100.0);
-    kernel<<<1, 1, 0, stream1>>>();
-    CUDA_CHECK_LAUNCH();
-    const cudaError_t running = cudaStreamQuery(stream1);
-    y = 20;
-    std::printf(
-        "Kernels queued in stream1; cudaStreamQuery(stream1) = %s; the host writes y = 20 now.\n",
-        cudaGetErrorName(running));
-    CUDA_CHECK(cudaStreamSynchronize(stream1));
-    CUDA_CHECK(cudaStreamDestroy(stream1));
-    std::printf("After cudaStreamSynchronize: x = %d, y = %d.\n", x, y);
-
+    // In a child first; in this process (where the sanitizers watch) only once the child lived.
+    const tutorial::ChildResult child =
+        tutorial::run_child("attach_host", {std::to_string(ctx.device)});
+    const bool child_wrote = child.succeeded() &&
+                             tutorial::child_answer(child, "at the write") == "cudaErrorNotReady" &&
+                             tutorial::child_answer(child, "x, y after") == "10, 20";
+    std::printf("In a child process: it %s, and wrote y while stream1 ran: %s.\n",
+                child.describe().c_str(), child_wrote ? "yes" : "no");
+    Seen seen{cudaErrorUnknown, 0, 0};
+    if (child.succeeded()) {
+        seen = attach_y_then_write();
+        std::printf(
+            "In this process: y attached to the host (cudaMemAttachHost), the attach waited "
+            "for;\nkernels queued in stream1; cudaStreamQuery(stream1) = %s when the host wrote "
+            "y = 20.\nAfter cudaStreamSynchronize: x = %d, y = %d.\n",
+            cudaGetErrorName(seen.at_write), seen.x, seen.y);
+    }
     std::printf(
         "\nBy attaching y to the host, the program promised that no kernel will use y; in\n"
         "return the CPU may touch y while kernels run, even where concurrentManagedAccess = 0\n"
@@ -52,18 +86,18 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
         "systems. x keeps its default, global visibility: there the CPU may read it only after\n"
         "the synchronization.\n",
         concurrent ? 1 : 0, concurrent ? ", so the write would be allowed anyway" : "");
-    ctx.claim(
-        tutorial::observed("attached to the host, y may be written by the CPU while a "
-                           "kernel runs",
-                           running == cudaErrorNotReady && y == 20,
-                           "the write happened during the kernel and y = " + std::to_string(y),
-                           "the kernel had already finished, or the attach did not complete"),
-        concurrent ? "concurrentManagedAccess = 1 here, so the CPU may write any managed "
-                     "memory during a kernel: this run cannot tell that the attach is what "
-                     "allowed it"
-                   : "");
-    return ctx.verdict(running == cudaErrorNotReady && x == 10 && y == 20,
+    const bool wrote = seen.at_write == cudaErrorNotReady && seen.x == 10 && seen.y == 20;
+    ctx.claim(tutorial::observed("attached to the host, y may be written by the CPU while a "
+                                 "kernel runs",
+                                 child_wrote && wrote,
+                                 "the child " + child.describe() + "; here stream1 was " +
+                                     cudaGetErrorName(seen.at_write) + " at the write, and y = " +
+                                     std::to_string(seen.y),
+                                 "the kernel had already finished, or the attach did not "
+                                 "complete"),
+              attach_rule_not_judged(concurrent));
+    return ctx.verdict(wrote && child_wrote,
                        tutorial::format("the host wrote y while stream1 was still running (%s), "
                                         "and afterwards x = %d (expected 10), y = %d (expected 20)",
-                                        cudaGetErrorName(running), x, y));
+                                        cudaGetErrorName(seen.at_write), seen.x, seen.y));
 }

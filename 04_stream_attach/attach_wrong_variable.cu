@@ -129,8 +129,28 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
     tutorial::print_child_output(rules);
     std::printf("   The child %s.\n", rules.describe().c_str());
     const bool part2 = rules.succeeded();
+    // Both rules hold whatever concurrentManagedAccess is, so they are judged on every device.
+    const bool answered = rules.output.find("-> ") != std::string::npos;
+    const bool refusals_as_documented =
+        rules.exited && answered && rules.output.find("UNEXPECTED") == std::string::npos;
+    ctx.claim(tutorial::observed(
+        "cudaStreamAttachMemAsync refuses Single on the NULL stream and a length that is neither "
+        "0 nor the whole allocation, and accepts the other four",
+        refusals_as_documented,
+        refusals_as_documented ? "all six as the reference says" : "see the UNEXPECTED lines",
+        "this driver accepts an attach the reference forbids, or refuses one it allows"));
+    const bool ordered =
+        rules.output.find("cudaStreamQuery says cudaErrorNotReady, after\ncudaStreamSynchronize "
+                          "cudaSuccess") != std::string::npos;
+    ctx.claim(tutorial::observed(
+        "an attach is a stream operation: queued behind a running kernel, it is pending until "
+        "the kernel ends",
+        ordered,
+        ordered ? "cudaErrorNotReady while the kernel ran, cudaSuccess after it"
+                : "the stream was not busy with the attach",
+        "the attach took effect at once instead of in stream order"));
 
-    return ctx.verdict(part1 && part2,
+    return ctx.verdict(part1 && part2 && refusals_as_documented && ordered,
                        tutorial::format("touching y behaved as concurrentManagedAccess = %d "
                                         "predicts, and every attach call returned what the "
                                         "documentation says",

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
              run_host_callback},
         },
         {
+            {"attach_host", child_attach_host},
             {"wrong_variable", child_wrong_variable},
             {"attach_rules", child_attach_rules},
             {"construct_global", child_construct_global},

@@ -119,7 +119,16 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         "   the component attached the Table to its own stream; a kernel there summed it:\n"
         "   %lld (expected %lld)\n",
         overlapped ? "yes" : "no", total, expected_sum);
-    ok += overlapped && total == expected_sum;
+    const bool built = overlapped && total == expected_sum;
+    ok += built;
+    ctx.claim(tutorial::observed(
+        "a component builds a cudaMemAttachHost allocation while another stream's kernel runs, "
+        "and a kernel in its own stream then reads all of it",
+        built,
+        tutorial::format("the other kernel ran throughout: %s; sum %lld of %lld",
+                         overlapped ? "yes" : "no", total, expected_sum),
+        "the other kernel had ended before the constructor, or the attach to the component's "
+        "stream did not make the data visible there"));
 
     std::printf(
         "\n2. The same without the flag (cudaMemAttachGlobal), in a child process;\n"
@@ -144,6 +153,7 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"
         "   back to its default visibility (Host, as allocated), and a re-attach with\n"
         "   cudaMemAttachGlobal lets a kernel in any stream use it:\n");
+    bool handed_on = false;
     {
         Table table(cudaMemAttachHost);
         cudaStream_t owner = nullptr;
@@ -160,10 +170,16 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         const long long seen = sum_on_device(table, reader);
         std::printf("   a kernel in a third stream summed it: %lld (expected %lld)\n", seen,
                     expected_sum);
-        ok += seen == expected_sum;
+        handed_on = seen == expected_sum;
+        ok += handed_on;
         CUDA_CHECK(cudaStreamDestroy(reader));
         CUDA_CHECK(cudaStreamDestroy(anyone));
     }
+    ctx.claim(tutorial::observed(
+        "once the owning stream is gone, a re-attach with cudaMemAttachGlobal lets a kernel in "
+        "any stream use the data",
+        handed_on, handed_on ? "the third stream's kernel summed it right" : "its sum was wrong",
+        "the re-attach did not take effect before the kernel ran"));
     std::printf(
         "\nWithout the flag, a component would need a process-wide barrier: every thread\n"
         "attaches its data before any thread launches a kernel, and a second barrier before\n"

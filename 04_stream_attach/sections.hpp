@@ -23,6 +23,7 @@ inline std::string attach_rule_not_judged(bool concurrent) {
 }
 
 // Child roles.
+int child_attach_host(const std::vector<std::string>& args);       // attach_host
 int child_wrong_variable(const std::vector<std::string>& args);    // attach_wrong_variable
 int child_attach_rules(const std::vector<std::string>& args);      // attach_wrong_variable
 int child_construct_global(const std::vector<std::string>& args);  // modular

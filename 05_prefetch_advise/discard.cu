@@ -221,8 +221,11 @@ tutorial::Result run_discard(tutorial::Context& ctx) {
         "the whole buffer prefetched to the CPU and read there:\n"
         "  kept chunks:      %zu of %zu values not as the kernel wrote them\n"
         "  discarded chunks: %zu of %zu values as the kernel wrote them, %zu as the CPU last\n"
-        "                    wrote them (before the kernel), %zu zero: undefined, never used\n\n",
-        bytes / chunk / 2, p.kept_wrong, p.kept, p.as_written, p.discarded, p.older, p.zero);
+        "                    wrote them (before the kernel), %zu zero (observed on %s)\n"
+        "The discarded chunks' contents are indeterminate: the Runtime API reference promises\n"
+        "nothing about them, so they are shown and never judged or used.\n\n",
+        bytes / chunk / 2, p.kept_wrong, p.kept, p.as_written, p.discarded, p.older, p.zero,
+        tutorial::this_driver().c_str());
     const tutorial::ChildResult misuse =
         tutorial::run_child("discard_misuse", {std::to_string(ctx.device)});
     std::printf(
@@ -233,10 +236,6 @@ tutorial::Result run_discard(tutorial::Context& ctx) {
     ctx.claim(tutorial::at_least(
         "to the GPU, discarding first saves the copy (prefetch / discard-and-prefetch)",
         to_gpu.prefetch_ms / to_gpu.combined_ms, 1.5, "x", "the driver copied discarded pages"));
-    ctx.claim(tutorial::observed(
-        "the discarded data did not travel: no discarded value reads as the kernel wrote it",
-        p.as_written == 0, format("%zu of %zu as written", p.as_written, p.discarded),
-        "the driver copied the discarded chunks"));
     ctx.claim(tutorial::observed("a discard leaves the ranges it was not given intact",
                                  p.kept_wrong == 0,
                                  format("%zu of %zu kept values wrong", p.kept_wrong, p.kept),

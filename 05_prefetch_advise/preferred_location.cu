@@ -31,18 +31,22 @@ int location_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribut
     return location;
 }
 
+enum class Prefetch { none, to_gpu, to_host };
+
 struct Case {
     const char* name;
     bool prefer;                // set a preferred location at all
     cudaMemLocation preferred;  // where
     bool gpu_writes_first;      // else the CPU writes the data first
-    bool prefetch_to_gpu;       // a prefetch after the advice
+    Prefetch prefetch;          // a prefetch after the writes
     bool gpu_reads;             // else the CPU reads
 };
 
 struct Reads {
-    double gbps[2] = {};  // the first and the second full read
-    int wrong = 0;        // reads whose sum was not the data's
+    double gbps[2] = {};     // the first and the second full read
+    double gpu_after = 0;    // after two CPU reads: a kernel's read, which faults where the
+                             // pages have come to the CPU (0 for rows the GPU reads)
+    int wrong = 0;           // reads whose sum was not the data's
     std::string preferred;
     std::string last_prefetch;
 };
@@ -61,8 +65,10 @@ Reads run_case(const Case& c, std::size_t count, int device) {
     } else {
         fill_on_host(data, count, seed);
     }
-    if (c.prefetch_to_gpu) {
-        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, nullptr));
+    if (c.prefetch != Prefetch::none) {
+        const cudaMemLocation to =
+            c.prefetch == Prefetch::to_gpu ? gpu_location(device) : host_location();
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, nullptr));
         CUDA_CHECK(cudaDeviceSynchronize());
     }
     Reads reads;
@@ -73,9 +79,15 @@ Reads run_case(const Case& c, std::size_t count, int device) {
             rate = tutorial::gb_per_s(bytes, s.ms);
         } else {
             tutorial::HostTimer timer;
-            reads.wrong += sum_on_host(data, count) != pattern_sum(count, seed);
+            const std::uint64_t sum = sum_on_host(data, count);
             rate = tutorial::gb_per_s(bytes, timer.elapsed_ms());
+            reads.wrong += sum != pattern_sum(count, seed);  // worked out after the timer stops
         }
+    }
+    if (!c.gpu_reads) {
+        const DeviceSum s = timed_device_sum(data, count);
+        reads.wrong += s.sum != pattern_sum(count, seed);
+        reads.gpu_after = tutorial::gb_per_s(bytes, s.ms);
     }
     reads.preferred =
         where(location_attribute(data, bytes, cudaMemRangeAttributePreferredLocation));
@@ -98,15 +110,19 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "local speed; if it maps them where they are, both run at the speed of the link.\n\n",
         tutorial::format_bytes(bytes).c_str());
     const Case cases[] = {
-        {"no advice, CPU writes, GPU reads", false, host, false, false, true},
-        {"preferred host, CPU writes, GPU reads", true, host, false, false, true},
-        {"preferred host, prefetch to GPU, GPU reads", true, host, false, true, true},
-        {"no advice, GPU writes, CPU reads", false, gpu, true, false, false},
-        {"preferred GPU, GPU writes, CPU reads", true, gpu, true, false, false},
+        {"no advice, CPU writes, GPU reads", false, host, false, Prefetch::none, true},
+        {"preferred host, CPU writes, GPU reads", true, host, false, Prefetch::none, true},
+        {"preferred host, prefetch to GPU, GPU reads", true, host, false, Prefetch::to_gpu, true},
+        {"no advice, GPU writes, CPU reads", false, gpu, true, Prefetch::none, false},
+        {"preferred GPU, GPU writes, CPU reads", true, gpu, true, Prefetch::none, false},
+        {"no advice, GPU writes, prefetch to host, CPU reads", false, gpu, true,
+         Prefetch::to_host, false},
+        {"no advice, CPU writes, CPU reads", false, gpu, false, Prefetch::none, false},
     };
     tutorial::Table table({{"case"},
                            {"1st read GB/s", tutorial::Align::right},
                            {"2nd read GB/s", tutorial::Align::right},
+                           {"then GPU reads GB/s", tutorial::Align::right},
                            {"PreferredLocation"},
                            {"LastPrefetchLocation"}});
     int wrong = 0;
@@ -115,7 +131,9 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         reads[i] = run_case(cases[i], bytes / sizeof(std::uint32_t), ctx.device);
         wrong += reads[i].wrong;
         table.add_row({cases[i].name, format("%.1f", reads[i].gbps[0]),
-                       format("%.1f", reads[i].gbps[1]), reads[i].preferred,
+                       format("%.1f", reads[i].gbps[1]),
+                       cases[i].gpu_reads ? "-" : format("%.1f", reads[i].gpu_after),
+                       reads[i].preferred,
                        reads[i].last_prefetch});
     }
     table.print();
@@ -133,7 +151,12 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
             : "With the GPU preferred and\ndirectManagedMemAccessFromHost = 0, the CPU cannot map "
               "GPU memory, so its reads migrate the\npages anyway: a preferred location is a "
               "policy for faults, not a pin.");
-    std::printf("\n");
+    std::printf(
+        "\"then GPU reads\" is a kernel reading the buffer after the CPU's two reads: with the "
+        "GPU\npreferred it ran at %.1f GB/s, against %.1f GB/s for pages already on the GPU, so "
+        "it\nfaulted them back: the CPU's read had brought them home. The CPU's second read "
+        "(%.1f GB/s)\nmatches pages that never left the host (%.1f GB/s, the last row).\n\n",
+        reads[4].gpu_after, reads[0].gbps[1], reads[4].gbps[1], reads[6].gbps[1]);
     const std::string gpu_name = where(ctx.device);
     // These claims measure pages moving on access, which hardware-coherent systems may skip.
     const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
@@ -143,9 +166,9 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "host, " + reads[4].preferred + " and " + reads[0].preferred + " (no advice)",
         "the advice was not recorded for the range"));
     ctx.claim(tutorial::at_least(
-        "with the host preferred, the GPU's second read stays at link speed (2nd read of "
-        "prefetched pages / 2nd read with the host preferred)",
-        reads[2].gbps[1] / reads[1].gbps[1], 5.0, "x",
+        "with the host preferred, the GPU's faults map the pages and leave them on the host: its "
+        "second read stays at link speed (2nd read without advice / with the host preferred)",
+        reads[0].gbps[1] / reads[1].gbps[1], 5.0, "x",
         "the pages migrated to the GPU after all, or the GPU reads host memory as fast as its "
         "own (a coherent CPU-GPU link)"),
         coherent);
@@ -154,6 +177,24 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "preferred)",
         reads[2].gbps[0] / reads[1].gbps[1], 5.0, "x",
         "the prefetch did not move the pages to the GPU"));
+    // The CPU rows. Where the CPU cannot map GPU memory, its read must bring the pages home,
+    // preference or not; a kernel reading them afterwards shows where they are.
+    const std::string cpu_maps_gpu =
+        direct == 1 ? "directManagedMemAccessFromHost = 1: the CPU may read GPU memory in place"
+                    : coherent;
+    ctx.claim(tutorial::at_least(
+                  "with the GPU preferred, a CPU read still brings the pages to the host: a "
+                  "kernel then faults them back (resident GPU read / GPU read after the CPU's)",
+                  reads[0].gbps[1] / reads[4].gpu_after, 10.0, "x",
+                  "the CPU read GPU memory in place, and the pages stayed on the GPU"),
+              cpu_maps_gpu);
+    ctx.claim(tutorial::at_least(
+                  "...so the CPU's second read is a local one, as fast as on pages that never "
+                  "left the host (2nd read with the GPU preferred / with the pages written by "
+                  "the CPU)",
+                  reads[4].gbps[1] / reads[6].gbps[1], 0.5, "x",
+                  "the second read faulted too: the pages went back and forth"),
+              cpu_maps_gpu);
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "
                        "the data written");

@@ -1,6 +1,7 @@
 // Section `prefetch_flow`: foo(stream) from the Unified Memory appendix of the CUDA Programming
 // Guide. Data initialised on the CPU, prefetched to the GPU, used by a kernel, prefetched back,
 // used on the CPU: every step queued in one stream.
+#include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
@@ -39,6 +40,7 @@ std::string location_name(int location) {
 struct Seen {
     int after_first = cudaInvalidDeviceId;
     int after_second = cudaInvalidDeviceId;
+    bool second_pending = false;  // cudaStreamQuery said cudaErrorNotReady right after it
 };
 
 // The whole flow once; returns its milliseconds and counts wrong values into `wrong`.
@@ -62,15 +64,20 @@ double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, 
             device, returned_ms, cudaGetErrorName(query),
             location_name(narrate->after_first).c_str());
     }
+    // The narrated run holds the stream for 50 ms before the kernel, so that the prefetch back
+    // is certainly still waiting when the attribute is read.
+    if (narrate != nullptr) tutorial::launch_busy(s, 50.0);
     mykernel<<<1024, 256, 0, s>>>(data, count);
     CUDA_CHECK_LAUNCH();
     if (with_prefetches) CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, s));
     if (narrate != nullptr) {
         narrate->after_second = last_prefetch_location(data, bytes);
+        const cudaError_t query = cudaStreamQuery(s);
+        narrate->second_pending = query == cudaErrorNotReady;
         std::printf(
-            "  queued the kernel and the prefetch to the host; last prefetch location: "
-            "%s,\n  although the data may not have moved yet\n",
-            location_name(narrate->after_second).c_str());
+            "  queued 50 ms of other work, the kernel and the prefetch to the host; last "
+            "prefetch\n  location: %s, while cudaStreamQuery says %s\n",
+            location_name(narrate->after_second).c_str(), cudaGetErrorName(query));
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
     std::uint64_t sum = 0;  // use_data: the CPU reads every value
@@ -125,10 +132,13 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
         "cudaStreamSynchronize waits for all three. cudaMemRangeGetAttribute reports where the\n"
         "last prefetch was asked to go, not whether it has happened.\n\n");
     ctx.claim(tutorial::observed(
-        "the range attribute names a prefetch's destination as soon as it is queued",
-        seen.after_first == ctx.device && seen.after_second == cudaCpuDeviceId,
+        "the range attribute names a prefetch's destination as soon as it is queued, before it "
+        "has run",
+        seen.after_first == ctx.device && seen.after_second == cudaCpuDeviceId &&
+            seen.second_pending,
         "after the first: " + location_name(seen.after_first) +
-            "; after the second, queued behind the kernel: " + location_name(seen.after_second),
+            "; after the second, still pending behind the kernel: " +
+            location_name(seen.after_second) + (seen.second_pending ? "" : " (it had run)"),
         "this driver records the location only once the migration is done"));
     ctx.claim(tutorial::at_least("foo with the two prefetches beats page faults both ways",
                                  without_ms / with_ms, 1.1, "x",

@@ -5,6 +5,7 @@
 // the runtime (common/driver.hpp says why); each has the name and type of the function in
 // <cuda.h>, so the calls read exactly as in the driver API documentation.
 #include "common/check.hpp"
+#include "common/child.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
@@ -14,6 +15,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 using tutorial::format;
 using tutorial::format_bytes;
@@ -63,8 +67,8 @@ Mapping create_and_map(int device, std::size_t wanted) {
     return m;
 }
 
-// Step 7: the handle can be had back from any mapped address. True if it describes the same
-// kind of memory as the one created.
+// Step 7: the handle can be had back from any mapped address. True if it is the handle the
+// memory was mapped with, as the driver API reference promises for cuMemRetainAllocationHandle.
 bool retained_handle_matches(const Mapping& m) {
     const auto cuMemRetainAllocationHandle = DRIVER_FUNCTION(cuMemRetainAllocationHandle);
     const auto cuMemGetAllocationPropertiesFromHandle =
@@ -77,16 +81,42 @@ bool retained_handle_matches(const Mapping& m) {
     CU_CHECK(cuMemGetAllocationPropertiesFromHandle(&readback, retained));
     CU_CHECK(cuMemRelease(retained));  // retaining took a reference: released like any handle
     std::printf(
-        "7. cuMemRetainAllocationHandle on an address in the middle of the range, then\n"
-        "   cuMemGetAllocationPropertiesFromHandle: type %s, location device %d, handle types "
-        "0x%x.\n",
-        readback.type == CU_MEM_ALLOCATION_TYPE_PINNED ? "PINNED" : "other", readback.location.id,
-        static_cast<unsigned>(readback.requestedHandleTypes));
-    return readback.type == m.prop.type && readback.location.type == m.prop.location.type &&
+        "7. cuMemRetainAllocationHandle on an address in the middle of the range: handle 0x%llx\n"
+        "   (cuMemCreate gave 0x%llx); cuMemGetAllocationPropertiesFromHandle: type %s, device "
+        "%d.\n",
+        static_cast<unsigned long long>(retained), static_cast<unsigned long long>(m.memory),
+        readback.type == CU_MEM_ALLOCATION_TYPE_PINNED ? "PINNED" : "other", readback.location.id);
+    return retained == m.memory && readback.type == m.prop.type &&
            readback.location.id == m.prop.location.id;
 }
 
+// Steps 1 to 6 without the narration, for a child: if the lesson were wrong and cuMemRelease
+// freed mapped memory, the kernel would end its process, not the section's.
+std::size_t use_after_release(int device, std::size_t wanted) {
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
+    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
+    const Mapping m = create_and_map(device, wanted);
+    CU_CHECK(cuMemRelease(m.memory));
+    auto* data = reinterpret_cast<std::uint32_t*>(m.address);
+    const std::size_t count = m.bytes / sizeof(std::uint32_t);
+    fill_on_device(data, count, 77);
+    const std::size_t wrong = mismatches_on_device(data, count, 77);
+    CU_CHECK(cuMemUnmap(m.address, m.bytes));
+    CU_CHECK(cuMemAddressFree(m.address, m.bytes));
+    return wrong;
+}
+
 }  // namespace
+
+// Child role: map, release the handle, and let kernels use the range.
+int child_use_after_release(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    const std::size_t wrong = use_after_release(device, std::strtoull(args.at(1).c_str(), 0, 10));
+    std::printf("values wrong after cuMemRelease -> %zu\n", wrong);
+    return 0;
+}
 
 tutorial::Result run_basics(tutorial::Context& ctx) {
     if (!tutorial::vmm_supported(ctx.device)) {
@@ -102,12 +132,23 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
     CU_CHECK(cuMemRelease(m.memory));
     std::printf("5. cuMemRelease right away: legal, the mapping keeps the memory alive.\n");
 
+    // A child tries it first (its own mapping, the same steps): if the memory were gone, its
+    // kernel would fault there, and this process would say so instead of crashing.
+    const tutorial::ChildResult child = tutorial::run_child(
+        "use_after_release", {std::to_string(ctx.device), std::to_string(wanted)});
+    const bool child_ok =
+        child.succeeded() && tutorial::child_answer(child, "values wrong after cuMemRelease") == "0";
     auto* data = reinterpret_cast<std::uint32_t*>(m.address);
     const std::size_t count = m.bytes / sizeof(std::uint32_t);
-    fill_on_device(data, count, 77);
-    const std::size_t wrong = mismatches_on_device(data, count, 77);
-    std::printf("6. A kernel filled the range and another checked it: %zu of %zu values wrong.\n",
-                wrong, count);
+    std::size_t wrong = count;
+    if (child_ok) {
+        fill_on_device(data, count, 77);
+        wrong = mismatches_on_device(data, count, 77);
+    }
+    std::printf(
+        "6. A kernel filled the range and another checked it: %zu of %zu values wrong (a child\n"
+        "   did the same first: it %s).\n",
+        wrong, count, child.describe().c_str());
     const bool same_properties = retained_handle_matches(m);
 
     const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
@@ -121,22 +162,26 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
         "   mapped, %s after.\n",
         format_bytes(free_before).c_str(), format_bytes(free_mapped).c_str(),
         format_bytes(free_after).c_str());
-    const bool memory_used = free_before - free_mapped >= m.bytes;
+    // Compared as differences only where they cannot wrap: another process may free memory too.
+    const bool memory_used = free_before > free_mapped && free_before - free_mapped >= m.bytes;
     const bool memory_back = free_after + m.granularity >= free_before;
     std::printf("\n");
     ctx.claim(tutorial::observed(
         "after cuMemRelease the mapping alone keeps the memory: kernels use the range as usual",
-        wrong == 0, format("%zu of %zu values wrong", wrong, count),
-        "the access grant did not cover the whole range"));
+        wrong == 0,
+        format("%zu of %zu values wrong; the child %s", wrong, count, child.describe().c_str()),
+        "cuMemRelease freed memory that was still mapped, or the access grant did not cover the "
+        "whole range"));
     ctx.claim(tutorial::observed(
         "the handle can be had back from any address inside the mapped range", same_properties,
-        same_properties ? "it described the memory created in step 1" : "it described other memory",
+        same_properties ? "the same handle value, describing the memory of step 1"
+                        : "another handle, or other memory",
         "the address given was outside the mapping"));
     ctx.claim(tutorial::observed(
         "the physical memory is taken while mapped, and given back by the last cuMemUnmap",
         memory_used && memory_back,
         format("free memory fell by %s and came back to within %s",
-               format_bytes(free_before - free_mapped).c_str(),
+               format_bytes(free_before > free_mapped ? free_before - free_mapped : 0).c_str(),
                format_bytes(free_before > free_after ? free_before - free_after : 0).c_str()),
         "another process allocated or freed device memory during the section"));
     return ctx.verdict(wrong == 0 && same_properties && memory_used && memory_back,

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
                     run_pool_access},
         },
         {
+            {"use_after_release", child_use_after_release},
             {"no_access", child_no_access},
             {"read_only", child_read_only},
             {"misaligned_calls", child_misaligned_calls},

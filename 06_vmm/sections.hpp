@@ -22,6 +22,7 @@ tutorial::Result run_pools(tutorial::Context& ctx);
 tutorial::Result run_pool_access(tutorial::Context& ctx);
 
 // Child roles.
+int child_use_after_release(const std::vector<std::string>& args);  // basics
 int child_no_access(const std::vector<std::string>& args);         // access_control
 int child_read_only(const std::vector<std::string>& args);         // access_control
 int child_misaligned_calls(const std::vector<std::string>& args);  // granularity_errors

@@ -43,10 +43,23 @@ void add_granularity_rows(tutorial::Table& table, int device) {
 }
 
 // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED predicts that one granule of physical memory can be
-// created, mapped at a reserved address and used by a kernel (the steps `basics` explains).
+// created, mapped at a reserved address and used by a kernel (the steps `basics` explains); where
+// it is 0, that cuMemCreate refuses.
 tutorial::Prediction vmm_works(int value, int device) {
     bool worked = false;
-    std::string seen = "not tried: the attribute is 0";
+    std::string seen;
+    if (!value) {
+        const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = device;
+        CUmemGenericAllocationHandle memory = 0;
+        const CUresult result = cuMemCreate(&memory, 2 << 20, &prop, 0);
+        if (result == CUDA_SUCCESS) CU_CHECK(DRIVER_FUNCTION(cuMemRelease)(memory));
+        worked = result != CUDA_SUCCESS;
+        seen = std::string("cuMemCreate of 2 MiB returned ") + tutorial::driver_error_name(result);
+    }
     if (value) {
         const CUmemAllocationProp prop = tutorial::vmm_properties(device);
         const std::size_t bytes = tutorial::vmm_granularity(prop);
@@ -66,7 +79,7 @@ tutorial::Prediction vmm_works(int value, int device) {
     return {"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", value,
             value ? "cuMemCreate memory mapped with cuMemMap works in a kernel"
                   : "the VMM sections have nothing to run on",
-            value ? worked : true, seen};
+            worked, seen};
 }
 
 }  // namespace

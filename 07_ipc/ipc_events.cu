@@ -89,7 +89,8 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
         "%d batches of %s. For each, the master queues 20 ms of other work and then the batch\n"
         "(a memset of every byte to N + 1) on its stream, records the interprocess event, and at\n"
         "once tells the consumer \"batch N\", long before the batch exists. The consumer's stream\n"
-        "waits on the event, then sums the buffer; an early read would sum the previous batch.\n\n",
+        "waits on the event, then sums the buffer; an early read would sum what the buffer held\n"
+        "before the master's queued memsets ran, never batch N.\n\n",
         batches, tutorial::format_bytes(count * 4).c_str());
     Channel channel;
     ChildProcess consumer("consumer", {std::to_string(ctx.device)}, channel.worker_end());
@@ -131,7 +132,9 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     std::printf(
         "\nThe event is the only synchronization between the two GPU streams: the consumer's\n"
         "stream waited on the master's most recent record each time. Without the wait it would\n"
-        "have summed the previous batch (or a mix).\n\n");
+        "sum the buffer while the master's stream is still in its 20 ms of other work, before\n"
+        "this batch's memset and, since it answers within milliseconds, before the previous\n"
+        "batch's too: the buffer's first contents every time (zeros, in the chapter's exercise).\n\n");
     ctx.claim(tutorial::observed(
         "an interprocess event orders another process's stream after this one's work",
         in_order == batches,

@@ -277,15 +277,14 @@ tutorial::Result report_pool_ipc(tutorial::Context& ctx, const Shared& s,
         "the import was refused or the worker's kernels did not reach the master's blocks"));
     const std::string import_b = tutorial::child_answer(late, "cudaMemPoolImportPointer(B), freed");
     const std::string read_a = tutorial::child_answer(late, "block A read again");
-    const bool stale_read =
-        read_a.find(format(", %zu the new block's", s.count)) != std::string::npos;
-    ctx.claim(tutorial::observed(
-        "the driver does not enforce the order: a block its exporter has freed is still "
-        "imported, and an importer's pointer to it shows what the exporter puts there next",
-        late.succeeded() && import_b == "cudaSuccess" && stale_read,
-        "importing the freed block: " + import_b + "; the old pointer: " + read_a,
-        "this driver refuses the import or keeps the importer's block apart"));
-    return ctx.verdict(shared && late.succeeded(),
+    // Outside the documented order (the importer frees first): what happened is this driver's,
+    // reported and not judged.
+    std::printf(
+        "Out of order, in a second worker (observed on %s; the Runtime API reference asks\n"
+        "importers to free their blocks before the exporter does, so nothing here is promised):\n"
+        "importing a block the exporter had freed: %s; the old pointer to block A: %s.\n\n",
+        tutorial::this_driver().c_str(), import_b.c_str(), read_a.c_str());
+    return ctx.verdict(shared,
                        "the worker imported the pool and its blocks, changed them in place and "
                        "freed its imports before the master freed the blocks");
 }

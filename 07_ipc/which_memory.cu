@@ -429,10 +429,13 @@ tutorial::Result report_which_memory(tutorial::Context& ctx, const Grid& g, int 
         legacy_errors += format("%s%s: %s", k == default_pool ? "" : "; ", kind_names[k],
                                 c.shared ? "shared" : c.error.c_str());
     }
+    const Cell& block = g.cells[plain][legacy];
     ctx.claim(tutorial::observed(
         "legacy IPC shares cudaMalloc blocks only; every other kind gets cudaErrorInvalidValue",
-        legacy_refused, legacy_errors,
-        "this driver shares more kinds through cudaIpcGetMemHandle"));
+        block.shared && block.wrong == 0 && legacy_refused,
+        "cudaMalloc: " + cell_text(block, plain) + "; " + legacy_errors,
+        "the cudaMalloc block did not arrive, or this driver shares more kinds through "
+        "cudaIpcGetMemHandle"));
     const Cell& own_pool = g.cells[ipc_pool][pool_export];
     const Cell& default_export = g.cells[default_pool][pool_export];
     ctx.claim(tutorial::observed(

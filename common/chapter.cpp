@@ -172,20 +172,6 @@ int run_child_role(const Chapter& chapter, int argc, char** argv) {
     return exit_usage;
 }
 
-// The NVIDIA kernel module's version ("580.159.04"), which CUDA's own calls do not report: the
-// first word of /proc/driver/nvidia/version that looks like one (the line's wording varies).
-std::string kernel_module_version() {
-    std::ifstream file("/proc/driver/nvidia/version");
-    std::string word;
-    while (file >> word) {
-        const bool version = std::isdigit(static_cast<unsigned char>(word[0])) &&
-                             word.find('.') != std::string::npos &&
-                             word.find_first_not_of("0123456789.") == std::string::npos;
-        if (version) return word;
-    }
-    return "unknown";
-}
-
 // The first line of each CSV file: what ran, where, when.
 std::string csv_comment(const std::string& device, int argc, char** argv) {
     char date[32] = "";

@@ -2,10 +2,12 @@
 
 #include "common/report.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <string>
 #include <utility>
 
 namespace tutorial {
@@ -88,5 +90,21 @@ bool running_in_virtual_machine() {
     }
     return false;
 }
+
+// The first word of /proc/driver/nvidia/version that looks like a version (the line's wording
+// varies); CUDA's own calls report only the CUDA version the driver supports.
+std::string kernel_module_version() {
+    std::ifstream file("/proc/driver/nvidia/version");
+    std::string word;
+    while (file >> word) {
+        const bool version = std::isdigit(static_cast<unsigned char>(word[0])) &&
+                             word.find('.') != std::string::npos &&
+                             word.find_first_not_of("0123456789.") == std::string::npos;
+        if (version) return word;
+    }
+    return "unknown";
+}
+
+std::string this_driver() { return "driver " + kernel_module_version(); }
 
 }  // namespace tutorial

@@ -59,6 +59,12 @@ ClaimOutcome judge_claim(const Claim& claim, const std::string& why_not_judged =
 // TUTORIAL_UNDER_SANITIZER=1, which the course's sanitize tests set).
 std::string why_timing_not_judged();
 
+// What a section says when it reports something CUDA does not promise, only this driver did:
+// "observed on " + this_driver() reads "observed on driver 580.159.04". kernel_module_version()
+// is the NVIDIA kernel module's version ("580.159.04", or "unknown").
+std::string kernel_module_version();
+std::string this_driver();
+
 // Linux lists a "hypervisor" CPU flag inside a virtual machine.
 bool running_in_virtual_machine();
 

@@ -22,6 +22,13 @@ int device_attribute(int device, cudaDeviceAttr attribute) {
     return value;
 }
 
+bool every_device_uses_host_pointer_for_registered() {
+    for (int d = 0; d < device_count(); ++d) {
+        if (device_attribute(d, cudaDevAttrCanUseHostPointerForRegisteredMem) == 0) return false;
+    }
+    return true;
+}
+
 int driver_attribute(int device, CUdevice_attribute attribute) {
     const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
     const auto cuDeviceGetAttribute = DRIVER_FUNCTION(cuDeviceGetAttribute);

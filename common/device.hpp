@@ -20,6 +20,11 @@ int device_count();
 // cudaDeviceGetAttribute, checked.
 int device_attribute(int device, cudaDeviceAttr attribute);
 
+// Whether every visible device has canUseHostPointerForRegisteredMem = 1: then, by the Runtime
+// API reference's cudaHostRegister entry, the device pointer of registered memory is its host
+// pointer. Where any device has 0, registered memory has a device address of its own.
+bool every_device_uses_host_pointer_for_registered();
+
 // cuDeviceGetAttribute for a runtime device number, checked: for the attributes only the driver
 // API knows (the CU_DEVICE_ATTRIBUTE_... of virtual memory management, for example).
 int driver_attribute(int device, CUdevice_attribute attribute);
