@@ -204,7 +204,8 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
         "belongs to.\n\n",
         uva);
 
-    const Tally t = probe_every_kind(ctx.device, tutorial::every_device_uses_host_pointer_for_registered());
+    const Tally t =
+        probe_every_kind(ctx.device, tutorial::every_device_uses_host_pointer_for_registered());
     ctx.claim(tutorial::observed(
         "from the address alone, CUDA names the type and device of every allocation it made",
         t.cuda_owned_ok == t.cuda_owned,

@@ -60,15 +60,15 @@ bool write_through_host_pointer() {
     return wrong == 0 && device_view == host;
 }
 
-}  // namespace
+// 2. What that costs: the same reading kernel over pinned host and over device memory, and the
+// copy engine moving the same bytes up the link.
+struct Reads {
+    Measurement over_host, over_device;
+    double copy_ms;
+    unsigned long long expected;  // the sum the CPU worked out
+};
 
-tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
-    const bool direct_ok = write_through_host_pointer();
-
-    // 2. What that costs: the same reading kernel over pinned host and over device memory.
-    const std::size_t bytes =
-        ctx.size_or(ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{1} << 30)) / 16 * 16;
-    const int iters = ctx.iters_or(ctx.quick() ? 3 : 10);
+Reads time_reads(std::size_t bytes, int iters) {
     std::uint32_t* pinned = nullptr;
     std::uint32_t* device = nullptr;
     CUDA_CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
@@ -97,12 +97,28 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
         });
     unsigned long long last_sums[2] = {};
     CUDA_CHECK(cudaMemcpy(last_sums, sums, sizeof last_sums, cudaMemcpyDeviceToHost));
-    const Measurement over_host{ms[0].median, last_sums[0]};
-    const Measurement over_device{ms[1].median, last_sums[1]};
-    const double copy_ms = ms[2].median;
+    const Reads r{
+        {ms[0].median, last_sums[0]}, {ms[1].median, last_sums[1]}, ms[2].median, expected};
     CUDA_CHECK(cudaFree(sums));
     CUDA_CHECK(cudaFree(device));
     CUDA_CHECK(cudaFreeHost(pinned));
+
+    return r;
+}
+
+}  // namespace
+
+tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
+    const bool direct_ok = write_through_host_pointer();
+
+    const std::size_t bytes =
+        ctx.size_or(ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{1} << 30)) / 16 * 16;
+    const int iters = ctx.iters_or(ctx.quick() ? 3 : 10);
+    const Reads r = time_reads(bytes, iters);
+    const Measurement& over_host = r.over_host;
+    const Measurement& over_device = r.over_device;
+    const double copy_ms = r.copy_ms;
+    const unsigned long long expected = r.expected;
 
     const double host_gbps = tutorial::gb_per_s(bytes, over_host.ms);
     const double device_gbps = tutorial::gb_per_s(bytes, over_device.ms);
@@ -127,27 +143,30 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
         "width). Data used more than once, or by many threads, belongs in device memory;\n"
         "zero-copy access suits data touched once.\n\n",
         100.0 * device_gbps / peak_gbps, peak_gbps);
+    // The physical limit where Linux reports the link (sysfs); else the copy engine's rate.
+    std::string link;
+    const double link_gbps = tutorial::pcie_link_gbps(ctx.device, &link);
+    if (link_gbps > 0)
+        std::printf("The link: %s, %.1f GB/s each way.\n\n", link.c_str(), link_gbps);
     ctx.claim(tutorial::at_least(
         "a kernel reading pinned host memory runs at PCIe speed (its GB/s / a pinned copy's)",
         host_gbps / copy_gbps, 0.4, "x",
         "the kernel's reads over the link were not kept in flight in enough numbers: too few "
         "threads, or a link slower for reads than for the copy engine's writes"));
-    // The physical limit where Linux reports the link (sysfs); else the copy engine's rate.
-    std::string link;
-    const double link_gbps = tutorial::pcie_link_gbps(ctx.device, &link);
     if (link_gbps > 0) {
-        std::printf("The link: %s, %.1f GB/s each way.\n\n", link.c_str(), link_gbps);
-        ctx.claim(tutorial::at_most("...and no faster than the link allows (its GB/s / the "
-                                    "link's limit)",
-                                    host_gbps / link_gbps, 1.0, "x",
-                                    "the data did not come over the link: was it cached on the "
-                                    "GPU?"));
+        ctx.claim(
+            tutorial::at_most("...and no faster than the link allows (its GB/s / the "
+                              "link's limit)",
+                              host_gbps / link_gbps, 1.0, "x",
+                              "the data did not come over the link: was it cached on the "
+                              "GPU?"));
     } else {
-        ctx.claim(tutorial::at_most("...and no faster than the link allows (its GB/s / a pinned "
-                                    "copy's)",
-                                    host_gbps / copy_gbps, 1.3, "x",
-                                    "the data did not come over the link: was it cached on the "
-                                    "GPU?"));
+        ctx.claim(
+            tutorial::at_most("...and no faster than the link allows (its GB/s / a pinned "
+                              "copy's)",
+                              host_gbps / copy_gbps, 1.3, "x",
+                              "the data did not come over the link: was it cached on the "
+                              "GPU?"));
     }
     ctx.claim(tutorial::at_least("the same kernel reads device memory many times faster",
                                  device_gbps / host_gbps, 10.0, "x",

@@ -73,7 +73,8 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
     // This process is unaffected: its context still works (a GPU reset after the fault would
     // have ended it too), and its buffer is intact.
     const cudaError_t here = cudaDeviceSynchronize();
-    const std::size_t wrong = here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
+    const std::size_t wrong =
+        here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
     CUDA_CHECK(cudaFree(buffer));
     std::printf(
         "Here the buffer is still intact (%zu wrong values). To share GPU memory with another\n"

@@ -46,8 +46,7 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
 
     recorded.get_future().wait();
     CUDA_CHECK(cudaSetDevice(ctx.device));
-    std::printf("Main thread: its current device was %d while the worker started.\n",
-                main_device);
+    std::printf("Main thread: its current device was %d while the worker started.\n", main_device);
     CUDA_CHECK(cudaEventSynchronize(done));
     const std::size_t wrong = mismatches_on_device(buffer, count, seed);
     std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n", wrong, count);

@@ -164,9 +164,8 @@ void claim_lessons(tutorial::Context& ctx, const Counts& n, bool unified) {
 tutorial::Result run_flags(tutorial::Context& ctx) {
     const bool read_only_supported =
         tutorial::device_attribute(ctx.device, cudaDevAttrHostRegisterReadOnlySupported) == 1;
-    const Device device{
-        tutorial::device_attribute(ctx.device, cudaDevAttrUnifiedAddressing) == 1,
-        tutorial::every_device_uses_host_pointer_for_registered()};
+    const Device device{tutorial::device_attribute(ctx.device, cudaDevAttrUnifiedAddressing) == 1,
+                        tutorial::every_device_uses_host_pointer_for_registered()};
     std::printf(
         "Each row pins 1 MiB with one set of flags, reads the flags back with cudaHostGetFlags,\n"
         "asks cudaHostGetDevicePointer for the address a kernel must use, and has a kernel use\n"
@@ -205,8 +204,8 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
         }
         const Outcome o = try_flags(row, seed++, device);
         n.add(o, same_address_documented(row, device));
-        const std::string answer = o.asked == cudaSuccess ? alloc_flag_names(o.reported)
-                                                          : cudaGetErrorName(o.asked);
+        const std::string answer =
+            o.asked == cudaSuccess ? alloc_flag_names(o.reported) : cudaGetErrorName(o.asked);
         table.add_row({call, asked, answer, o.device_view,
                        o.kernel_wrong != 0 ? format("%zu wrong", o.kernel_wrong)
                        : read_only         ? "read what CPU wrote"

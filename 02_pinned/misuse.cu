@@ -103,8 +103,8 @@ namespace {
 std::string first_error(const std::string& output) {
     const std::size_t at = output.find("cudaError");
     if (at == std::string::npos) return "";
-    const std::size_t end = output.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", at);
+    const std::size_t end =
+        output.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", at);
     return ": " + output.substr(at, end - at);
 }
 
@@ -152,8 +152,7 @@ tutorial::Result run_misuse(tutorial::Context& ctx) {
         refused, "the child " + calls.describe(),
         "a call accepted the wrong memory; see its line"));
     ctx.claim(tutorial::observed(
-                  "a kernel writing read-only registered memory fails with a CUDA error",
-                  faulted,
+                  "a kernel writing read-only registered memory fails with a CUDA error", faulted,
                   read_only_supported ? "the child " + wrote.describe() + first_error(wrote.output)
                                       : std::string("not tried"),
                   "the device mapped the pages writable after all"),

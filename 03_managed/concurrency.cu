@@ -57,9 +57,10 @@ int child_touch_during_kernel(const std::vector<std::string>& args) {
     tutorial::launch_busy(nullptr, 20.0);
     write_x<<<1, 1>>>();
     CUDA_CHECK_LAUNCH();
-    std::printf("cudaStreamQuery before y = 20 -> %s\n", cudaGetErrorName(cudaStreamQuery(nullptr)));
+    std::printf("cudaStreamQuery before y = 20 -> %s\n",
+                cudaGetErrorName(cudaStreamQuery(nullptr)));
     std::fflush(stdout);  // printed even if the next line is the end of the process
-    y = 20;  // the GPU is still busy here
+    y = 20;               // the GPU is still busy here
     CUDA_CHECK(cudaDeviceSynchronize());
     std::printf("x = %d, y = %d\n", x, y);
     return x == 10 && y == 20 ? 0 : 3;
@@ -193,8 +194,8 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
     // Under compute-sanitizer a launch can wait for its kernel: then nothing is running at the
     // write, and the claims about writes during a kernel are not judged.
     const std::string serialized = tutorial::why_timing_not_judged();
-    const bool running = tutorial::child_answer(child, "cudaStreamQuery before y = 20") ==
-                         "cudaErrorNotReady";
+    const bool running =
+        tutorial::child_answer(child, "cudaStreamQuery before y = 20") == "cudaErrorNotReady";
     const bool part1 =
         (running || !serialized.empty()) && (concurrent ? child.succeeded() : child.crashed());
     const std::string seen = "the child " + child.describe() +
@@ -242,8 +243,9 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
         tutorial::observed("while a kernel runs the host may write pinned memory, and kernels "
                            "in two streams may share managed data",
                            part4,
-                           part4 ? "every value as expected" : "the kernel had ended, or a value "
-                                                               "was wrong",
+                           part4 ? "every value as expected"
+                                 : "the kernel had ended, or a value "
+                                   "was wrong",
                            "the two kernels' atomics did not both reach the counter"),
         busy ? "" : serialized);
     const int ok_parts = part1 + part2 + part3 + part4 + (concurrent ? 0 : 1);

@@ -91,8 +91,8 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
                                  "kernel runs",
                                  child_wrote && wrote,
                                  "the child " + child.describe() + "; here stream1 was " +
-                                     cudaGetErrorName(seen.at_write) + " at the write, and y = " +
-                                     std::to_string(seen.y),
+                                     cudaGetErrorName(seen.at_write) +
+                                     " at the write, and y = " + std::to_string(seen.y),
                                  "the kernel had already finished, or the attach did not "
                                  "complete"),
               attach_rule_not_judged(concurrent));

@@ -139,9 +139,9 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
         refusals_as_documented,
         refusals_as_documented ? "all six as the reference says" : "see the UNEXPECTED lines",
         "this driver accepts an attach the reference forbids, or refuses one it allows"));
-    const bool ordered =
-        rules.output.find("cudaStreamQuery says cudaErrorNotReady, after\ncudaStreamSynchronize "
-                          "cudaSuccess") != std::string::npos;
+    const bool ordered = rules.output.find(
+                             "cudaStreamQuery says cudaErrorNotReady, after\ncudaStreamSynchronize "
+                             "cudaSuccess") != std::string::npos;
     ctx.claim(tutorial::observed(
         "an attach is a stream operation: queued behind a running kernel, it is pending until "
         "the kernel ends",

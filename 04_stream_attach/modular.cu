@@ -86,6 +86,30 @@ bool build_during_foreign_kernel(int device, unsigned flags, long long& sum_out)
     return overlapped;
 }
 
+// Part 3: the owning stream is destroyed, and a re-attach with cudaMemAttachGlobal hands the data
+// to a kernel in a third stream. True if that kernel summed it right.
+bool hand_on() {
+    Table table(cudaMemAttachHost);
+    cudaStream_t owner = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&owner));
+    CUDA_CHECK(cudaStreamAttachMemAsync(owner, table.values()));
+    CUDA_CHECK(cudaStreamSynchronize(owner));
+    CUDA_CHECK(cudaStreamDestroy(owner));  // association removed, back to the default
+    cudaStream_t anyone = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&anyone));
+    CUDA_CHECK(cudaStreamAttachMemAsync(anyone, table.values(), 0, cudaMemAttachGlobal));
+    CUDA_CHECK(cudaStreamSynchronize(anyone));
+    cudaStream_t reader = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&reader));
+    const long long seen = sum_on_device(table, reader);
+    std::printf("   a kernel in a third stream summed it: %lld (expected %lld)\n", seen,
+                expected_sum);
+    const bool handed_on = seen == expected_sum;
+    CUDA_CHECK(cudaStreamDestroy(reader));
+    CUDA_CHECK(cudaStreamDestroy(anyone));
+    return handed_on;
+}
+
 }  // namespace
 
 // Child role: the same construction without cudaMemAttachHost. Where concurrentManagedAccess is
@@ -153,28 +177,8 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"
         "   back to its default visibility (Host, as allocated), and a re-attach with\n"
         "   cudaMemAttachGlobal lets a kernel in any stream use it:\n");
-    bool handed_on = false;
-    {
-        Table table(cudaMemAttachHost);
-        cudaStream_t owner = nullptr;
-        CUDA_CHECK(cudaStreamCreate(&owner));
-        CUDA_CHECK(cudaStreamAttachMemAsync(owner, table.values()));
-        CUDA_CHECK(cudaStreamSynchronize(owner));
-        CUDA_CHECK(cudaStreamDestroy(owner));  // association removed, back to the default
-        cudaStream_t anyone = nullptr;
-        CUDA_CHECK(cudaStreamCreate(&anyone));
-        CUDA_CHECK(cudaStreamAttachMemAsync(anyone, table.values(), 0, cudaMemAttachGlobal));
-        CUDA_CHECK(cudaStreamSynchronize(anyone));
-        cudaStream_t reader = nullptr;
-        CUDA_CHECK(cudaStreamCreate(&reader));
-        const long long seen = sum_on_device(table, reader);
-        std::printf("   a kernel in a third stream summed it: %lld (expected %lld)\n", seen,
-                    expected_sum);
-        handed_on = seen == expected_sum;
-        ok += handed_on;
-        CUDA_CHECK(cudaStreamDestroy(reader));
-        CUDA_CHECK(cudaStreamDestroy(anyone));
-    }
+    const bool handed_on = hand_on();
+    ok += handed_on;
     ctx.claim(tutorial::observed(
         "once the owning stream is gone, a re-attach with cudaMemAttachGlobal lets a kernel in "
         "any stream use the data",

@@ -156,14 +156,13 @@ tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
         peak_gbps);
     // These claims measure pages moving on access, which hardware-coherent systems may skip.
     const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
-    ctx.claim(
-        tutorial::at_least("a prefetch to the GPU is several times faster than the "
-                           "kernel's page faults (fault time / prefetch time)",
-                           gpu.faults_ms / gpu.prefetch_ms, 2.0, "x",
-                           "the faults were cheap here: a system where the GPU reaches "
-                           "host memory without migrating (pageableMemoryAccess, a "
-                           "coherent link), or the driver prefetched on its own"),
-        coherent);
+    ctx.claim(tutorial::at_least("a prefetch to the GPU is several times faster than the "
+                                 "kernel's page faults (fault time / prefetch time)",
+                                 gpu.faults_ms / gpu.prefetch_ms, 2.0, "x",
+                                 "the faults were cheap here: a system where the GPU reaches "
+                                 "host memory without migrating (pageableMemoryAccess, a "
+                                 "coherent link), or the driver prefetched on its own"),
+              coherent);
     ctx.claim(
         tutorial::at_least("the prefetch runs within a small factor of the pinned copy rate "
                            "(copy time / prefetch time)",
@@ -181,7 +180,8 @@ tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
         "Back to the CPU, the prefetch brought the pages home %.1f times sooner than a CPU read\n"
         "that faults them in, but the CPU then reads at its own speed: prefetch and read took\n"
         "%.0f%% of the faulting read's time. A prefetch home pays when it overlaps other work.\n\n",
-        cpu.faults_ms / cpu.prefetch_ms, 100.0 * (cpu.prefetch_ms + cpu.resident_ms) / cpu.faults_ms);
+        cpu.faults_ms / cpu.prefetch_ms,
+        100.0 * (cpu.prefetch_ms + cpu.resident_ms) / cpu.faults_ms);
     ctx.claim(tutorial::at_least("back to the CPU, a prefetch brings the pages home sooner than "
                                  "a CPU read that faults them in (fault read / prefetch)",
                                  cpu.faults_ms / cpu.prefetch_ms, 1.3, "x",

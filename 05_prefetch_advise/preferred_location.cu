@@ -43,10 +43,10 @@ struct Case {
 };
 
 struct Reads {
-    double gbps[2] = {};     // the first and the second full read
-    double gpu_after = 0;    // after two CPU reads: a kernel's read, which faults where the
-                             // pages have come to the CPU (0 for rows the GPU reads)
-    int wrong = 0;           // reads whose sum was not the data's
+    double gbps[2] = {};   // the first and the second full read
+    double gpu_after = 0;  // after two CPU reads: a kernel's read, which faults where the
+                           // pages have come to the CPU (0 for rows the GPU reads)
+    int wrong = 0;         // reads whose sum was not the data's
     std::string preferred;
     std::string last_prefetch;
 };
@@ -97,6 +97,51 @@ Reads run_case(const Case& c, std::size_t count, int device) {
     return reads;
 }
 
+// The section's claims, from the rows in the order run_preferred_location makes them.
+void claim_lessons(tutorial::Context& ctx, const Reads* reads, bool cpu_reads_gpu_memory) {
+    const std::string gpu_name = where(ctx.device);
+    // These claims measure pages moving on access, which hardware-coherent systems may skip.
+    const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
+    ctx.claim(tutorial::observed(
+        "cudaMemRangeGetAttribute reports the preferred location that was advised",
+        reads[1].preferred == "host" && reads[4].preferred == gpu_name && reads[0].preferred == "-",
+        "host, " + reads[4].preferred + " and " + reads[0].preferred + " (no advice)",
+        "the advice was not recorded for the range"));
+    ctx.claim(
+        tutorial::at_least(
+            "with the host preferred, the GPU's faults map the pages and leave them on the host: "
+            "its "
+            "second read stays at link speed (2nd read without advice / with the host preferred)",
+            reads[0].gbps[1] / reads[1].gbps[1], 5.0, "x",
+            "the pages migrated to the GPU after all, or the GPU reads host memory as fast as its "
+            "own (a coherent CPU-GPU link)"),
+        coherent);
+    ctx.claim(tutorial::at_least(
+        "a prefetch overrides the preference (read after the prefetch / 2nd read with the host "
+        "preferred)",
+        reads[2].gbps[0] / reads[1].gbps[1], 5.0, "x",
+        "the prefetch did not move the pages to the GPU"));
+    // The CPU rows. Where the CPU cannot map GPU memory, its read must bring the pages home,
+    // preference or not; a kernel reading them afterwards shows where they are.
+    const std::string cpu_maps_gpu =
+        cpu_reads_gpu_memory
+            ? "directManagedMemAccessFromHost = 1: the CPU may read GPU memory in place"
+            : coherent;
+    ctx.claim(tutorial::at_least(
+                  "with the GPU preferred, a CPU read still brings the pages to the host: a "
+                  "kernel then faults them back (resident GPU read / GPU read after the CPU's)",
+                  reads[0].gbps[1] / reads[4].gpu_after, 10.0, "x",
+                  "the CPU read GPU memory in place, and the pages stayed on the GPU"),
+              cpu_maps_gpu);
+    ctx.claim(tutorial::at_least(
+                  "...so the CPU's second read is a local one, as fast as on pages that never "
+                  "left the host (2nd read with the GPU preferred / with the pages written by "
+                  "the CPU)",
+                  reads[4].gbps[1] / reads[6].gbps[1], 0.5, "x",
+                  "the second read faulted too: the pages went back and forth"),
+              cpu_maps_gpu);
+}
+
 }  // namespace
 
 tutorial::Result run_preferred_location(tutorial::Context& ctx) {
@@ -115,8 +160,8 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         {"preferred host, prefetch to GPU, GPU reads", true, host, false, Prefetch::to_gpu, true},
         {"no advice, GPU writes, CPU reads", false, gpu, true, Prefetch::none, false},
         {"preferred GPU, GPU writes, CPU reads", true, gpu, true, Prefetch::none, false},
-        {"no advice, GPU writes, prefetch to host, CPU reads", false, gpu, true,
-         Prefetch::to_host, false},
+        {"no advice, GPU writes, prefetch to host, CPU reads", false, gpu, true, Prefetch::to_host,
+         false},
         {"no advice, CPU writes, CPU reads", false, gpu, false, Prefetch::none, false},
     };
     tutorial::Table table({{"case"},
@@ -133,8 +178,7 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         table.add_row({cases[i].name, format("%.1f", reads[i].gbps[0]),
                        format("%.1f", reads[i].gbps[1]),
                        cases[i].gpu_reads ? "-" : format("%.1f", reads[i].gpu_after),
-                       reads[i].preferred,
-                       reads[i].last_prefetch});
+                       reads[i].preferred, reads[i].last_prefetch});
     }
     table.print();
     const int direct =
@@ -157,44 +201,7 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         "it\nfaulted them back: the CPU's read had brought them home. The CPU's second read "
         "(%.1f GB/s)\nmatches pages that never left the host (%.1f GB/s, the last row).\n\n",
         reads[4].gpu_after, reads[0].gbps[1], reads[4].gbps[1], reads[6].gbps[1]);
-    const std::string gpu_name = where(ctx.device);
-    // These claims measure pages moving on access, which hardware-coherent systems may skip.
-    const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
-    ctx.claim(tutorial::observed(
-        "cudaMemRangeGetAttribute reports the preferred location that was advised",
-        reads[1].preferred == "host" && reads[4].preferred == gpu_name && reads[0].preferred == "-",
-        "host, " + reads[4].preferred + " and " + reads[0].preferred + " (no advice)",
-        "the advice was not recorded for the range"));
-    ctx.claim(tutorial::at_least(
-        "with the host preferred, the GPU's faults map the pages and leave them on the host: its "
-        "second read stays at link speed (2nd read without advice / with the host preferred)",
-        reads[0].gbps[1] / reads[1].gbps[1], 5.0, "x",
-        "the pages migrated to the GPU after all, or the GPU reads host memory as fast as its "
-        "own (a coherent CPU-GPU link)"),
-        coherent);
-    ctx.claim(tutorial::at_least(
-        "a prefetch overrides the preference (read after the prefetch / 2nd read with the host "
-        "preferred)",
-        reads[2].gbps[0] / reads[1].gbps[1], 5.0, "x",
-        "the prefetch did not move the pages to the GPU"));
-    // The CPU rows. Where the CPU cannot map GPU memory, its read must bring the pages home,
-    // preference or not; a kernel reading them afterwards shows where they are.
-    const std::string cpu_maps_gpu =
-        direct == 1 ? "directManagedMemAccessFromHost = 1: the CPU may read GPU memory in place"
-                    : coherent;
-    ctx.claim(tutorial::at_least(
-                  "with the GPU preferred, a CPU read still brings the pages to the host: a "
-                  "kernel then faults them back (resident GPU read / GPU read after the CPU's)",
-                  reads[0].gbps[1] / reads[4].gpu_after, 10.0, "x",
-                  "the CPU read GPU memory in place, and the pages stayed on the GPU"),
-              cpu_maps_gpu);
-    ctx.claim(tutorial::at_least(
-                  "...so the CPU's second read is a local one, as fast as on pages that never "
-                  "left the host (2nd read with the GPU preferred / with the pages written by "
-                  "the CPU)",
-                  reads[4].gbps[1] / reads[6].gbps[1], 0.5, "x",
-                  "the second read faulted too: the pages went back and forth"),
-              cpu_maps_gpu);
+    claim_lessons(ctx, reads, direct == 1);
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "
                        "the data written");

@@ -202,6 +202,46 @@ Split split_batch(char* base, std::size_t count, int device) {
     return split;
 }
 
+// The table of the three ways and what the reads and the attribute showed; returns the slowest
+// way's first read over its second.
+double print_ways(const Timed& t, const Split& split, std::size_t count) {
+    tutorial::Table table({{"how"},
+                           {"in the calls ms", tutorial::Align::right},
+                           {"until done ms", tutorial::Align::right},
+                           {"us per range", tutorial::Align::right},
+                           {"read ms: first, again", tutorial::Align::right},
+                           {"recorded: GPU, CPU", tutorial::Align::right}});
+    double worst_read = 0;
+    for (int w = 0; w < ways; ++w) {
+        table.add_row({way_names[w], format("%.2f", t.calls_ms[w]), format("%.2f", t.done_ms[w]),
+                       format("%.1f", 1000 * t.done_ms[w] / count),
+                       format("%.3f, %.3f", t.read[w].first_ms, t.read[w].again_ms),
+                       format("%zu, %zu", t.placed[w], t.on_cpu[w])});
+        worst_read = std::max(worst_read, t.read[w].first_ms / t.read[w].again_ms);
+    }
+    table.print();
+    std::printf(
+        "\n\"read ms\": a kernel reading every range right after the prefetch, then once more. "
+        "A first\nread as fast as the second finds every page on the GPU already.\n"
+        "\"recorded\": how many ranges' cudaMemRangeAttributeLastPrefetchLocation names the GPU, "
+        "the CPU.\nThe Runtime API reference (cudaMemRangeGetAttribute) says it is the last "
+        "place the program\nasked for, not where the pages are. Every range was last asked to "
+        "the GPU, yet after the\nspan's prefetch %zu ranges named the GPU and %zu the CPU "
+        "(observed on %s).\n"
+        "The loop and the batch again, every range already on the GPU: %.2f ms and %.2f ms.\n"
+        "After each way a kernel read the whole allocation: %zu values wrong.\n\n",
+        t.placed[span], t.on_cpu[span], tutorial::this_driver().c_str(), t.resident_ms[loop],
+        t.resident_ms[batch], t.wrong);
+    std::printf(
+        "One batch with two locations, first half to the GPU, second half to the CPU, all of it\n"
+        "on the GPU before. A kernel's first read of the GPU half: %.3f ms (again: %.3f ms); of\n"
+        "the CPU half: %.3f ms (again: %.3f ms). Recorded locations that differ from the "
+        "request: %zu of %zu.\n\n",
+        split.gpu_half.first_ms, split.gpu_half.again_ms, split.cpu_half.first_ms,
+        split.cpu_half.again_ms, split.misrecorded, count);
+    return worst_read;
+}
+
 }  // namespace
 
 // Child role: cudaMemPrefetchBatchAsync with wrong location arrays, flags and stream.
@@ -251,40 +291,7 @@ tutorial::Result run_prefetch_batch(tutorial::Context& ctx) {
         "the allocation goes back to the CPU before each run.\n\n",
         count, tutorial::format_bytes(range_bytes).c_str(), tutorial::format_bytes(stride).c_str(),
         ctx.device, runs);
-    tutorial::Table table({{"how"},
-                           {"in the calls ms", tutorial::Align::right},
-                           {"until done ms", tutorial::Align::right},
-                           {"us per range", tutorial::Align::right},
-                           {"read ms: first, again", tutorial::Align::right},
-                           {"recorded: GPU, CPU", tutorial::Align::right}});
-    double worst_read = 0;
-    for (int w = 0; w < ways; ++w) {
-        table.add_row({way_names[w], format("%.2f", t.calls_ms[w]), format("%.2f", t.done_ms[w]),
-                       format("%.1f", 1000 * t.done_ms[w] / count),
-                       format("%.3f, %.3f", t.read[w].first_ms, t.read[w].again_ms),
-                       format("%zu, %zu", t.placed[w], t.on_cpu[w])});
-        worst_read = std::max(worst_read, t.read[w].first_ms / t.read[w].again_ms);
-    }
-    table.print();
-    std::printf(
-        "\n\"read ms\": a kernel reading every range right after the prefetch, then once more. "
-        "A first\nread as fast as the second finds every page on the GPU already.\n"
-        "\"recorded\": how many ranges' cudaMemRangeAttributeLastPrefetchLocation names the GPU, "
-        "the CPU.\nThe Runtime API reference (cudaMemRangeGetAttribute) says it is the last "
-        "place the program\nasked for, not where the pages are. Every range was last asked to "
-        "the GPU, yet after the\nspan's prefetch %zu ranges named the GPU and %zu the CPU "
-        "(observed on %s).\n"
-        "The loop and the batch again, every range already on the GPU: %.2f ms and %.2f ms.\n"
-        "After each way a kernel read the whole allocation: %zu values wrong.\n\n",
-        t.placed[span], t.on_cpu[span], tutorial::this_driver().c_str(), t.resident_ms[loop],
-        t.resident_ms[batch], t.wrong);
-    std::printf(
-        "One batch with two locations, first half to the GPU, second half to the CPU, all of it\n"
-        "on the GPU before. A kernel's first read of the GPU half: %.3f ms (again: %.3f ms); of\n"
-        "the CPU half: %.3f ms (again: %.3f ms). Recorded locations that differ from the "
-        "request: %zu of %zu.\n\n",
-        split.gpu_half.first_ms, split.gpu_half.again_ms, split.cpu_half.first_ms,
-        split.cpu_half.again_ms, split.misrecorded, count);
+    const double worst_read = print_ways(t, split, count);
     const tutorial::ChildResult misuse =
         tutorial::run_child("prefetch_batch_misuse", {std::to_string(ctx.device)});
     std::printf("cudaMemPrefetchBatchAsync with wrong arguments, in a child:\n");

@@ -171,12 +171,12 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
         tutorial::format("%zu values not input + 1 in foo2's view and the copy", ordered_wrong),
         "a stream did not wait for the event before reading through B"));
     // Under compute-sanitizer kernels may run one after another, so foo2 can wait anyway.
-    ctx.claim(tutorial::observed("...and without the event nothing does: foo2 read B before "
-                                 "foo1 wrote A",
-                                 unordered_old == count,
-                                 tutorial::format("%zu of %zu values still the input",
-                                                  unordered_old, count),
-                                 "the GPU ran foo2 after foo1 although nothing ordered them"),
+    ctx.claim(tutorial::observed(
+                  "...and without the event nothing does: foo2 read B before "
+                  "foo1 wrote A",
+                  unordered_old == count,
+                  tutorial::format("%zu of %zu values still the input", unordered_old, count),
+                  "the GPU ran foo2 after foo1 although nothing ordered them"),
               tutorial::why_timing_not_judged());
     return ctx.verdict(through_b == 0 && ordered_wrong == 0,
                        "B showed what was written through A, and foo2 and the memcpy ordered "

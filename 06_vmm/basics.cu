@@ -136,8 +136,8 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
     // kernel would fault there, and this process would say so instead of crashing.
     const tutorial::ChildResult child = tutorial::run_child(
         "use_after_release", {std::to_string(ctx.device), std::to_string(wanted)});
-    const bool child_ok =
-        child.succeeded() && tutorial::child_answer(child, "values wrong after cuMemRelease") == "0";
+    const bool child_ok = child.succeeded() &&
+                          tutorial::child_answer(child, "values wrong after cuMemRelease") == "0";
     auto* data = reinterpret_cast<std::uint32_t*>(m.address);
     const std::size_t count = m.bytes / sizeof(std::uint32_t);
     std::size_t wrong = count;

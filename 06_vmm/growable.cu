@@ -108,7 +108,8 @@ private:
         }
         const std::size_t in_use_during = used_device_memory();
         moved_bytes_ = size_;
-        taken_while_mapped_twice_ = in_use_during > in_use_before ? in_use_during - in_use_before : 0;
+        taken_while_mapped_twice_ =
+            in_use_during > in_use_before ? in_use_during - in_use_before : 0;
         if (size_ > 0) {
             CU_CHECK(cuMemSetAccess(bigger, size_, &access_, 1));
             CU_CHECK(cuMemUnmap(base_, size_));
@@ -254,6 +255,43 @@ std::vector<std::size_t> granule_starts(bool quick, std::size_t free_bytes, std:
     return {64 << 20, 512 << 20, last / 2};
 }
 
+// The section's claims: the cost of growing by one granule at the smallest and largest start,
+// the peaks of the last doubling (`doubled` bytes), and the memory taken by the last move.
+void claim_lessons(tutorial::Context& ctx, const std::vector<std::size_t>& starts,
+                   const GranuleSteps& granule, std::size_t classic_peak, std::size_t vmm_peak,
+                   double doubled, const Moved& moved) {
+    const std::string small = format_bytes(starts.front());
+    const std::string large = format_bytes(starts.back());
+    ctx.claim(tutorial::at_least(
+        format("growing by one granule by copying costs more at %s than at %s", large.c_str(),
+               small.c_str()),
+        granule.copy_ms.back() / granule.copy_ms.front(), 2.0, "x",
+        "the copy was too small to matter next to cudaMalloc's own cost (try a larger size)"));
+    ctx.claim(tutorial::at_least(
+        format("at %s, growing by one granule with VMM is several times cheaper than by copying "
+               "(copy time / VMM time)",
+               large.c_str()),
+        granule.copy_ms.back() / granule.vmm_ms.back(), 2.0, "x",
+        "mapping the new chunk waited for something that grows with the buffer: was the "
+        "reservation too small, so that every chunk was remapped?"));
+    ctx.claim(
+        tutorial::at_least("doubling by copying holds old and new buffer at once (peak / "
+                           "new size)",
+                           classic_peak / doubled, 1.4, "x",
+                           "the old buffer was freed before the new one was counted"));
+    ctx.claim(
+        tutorial::at_most("doubling with VMM needs no more than the buffer itself (peak / "
+                          "new size)",
+                          vmm_peak / doubled, 1.1, "x",
+                          "other allocations of this process were counted in the peak"));
+    ctx.claim(tutorial::at_most(
+                  "mapping the same physical chunks at a second range takes no memory (memory "
+                  "taken while mapped twice / the buffer's size)",
+                  static_cast<double>(moved.taken) / std::max<std::size_t>(moved.bytes, 1), 0.1,
+                  "x", "another process allocated device memory during the move"),
+              moved.bytes == 0 ? "the buffer never outgrew its reservation" : "");
+}
+
 }  // namespace
 
 tutorial::Result run_growable(tutorial::Context& ctx) {
@@ -304,37 +342,8 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
         "The VMM step only creates and maps the new chunk, so its cost follows the size of the\n"
         "growth, not of the buffer, and its peak is the buffer itself. Even when the reserved\n"
         "range runs out, moving to a bigger one remaps the existing chunks without copying.\n\n");
-    const std::string small = format_bytes(starts.front());
-    const std::string large = format_bytes(starts.back());
-    ctx.claim(tutorial::at_least(
-        format("growing by one granule by copying costs more at %s than at %s", large.c_str(),
-               small.c_str()),
-        granule.copy_ms.back() / granule.copy_ms.front(), 2.0, "x",
-        "the copy was too small to matter next to cudaMalloc's own cost (try a larger size)"));
-    ctx.claim(tutorial::at_least(
-        format("at %s, growing by one granule with VMM is several times cheaper than by copying "
-               "(copy time / VMM time)",
-               large.c_str()),
-        granule.copy_ms.back() / granule.vmm_ms.back(), 2.0, "x",
-        "mapping the new chunk waited for something that grows with the buffer: was the "
-        "reservation too small, so that every chunk was remapped?"));
-    const double doubled = static_cast<double>(sizes.back());
-    ctx.claim(
-        tutorial::at_least("doubling by copying holds old and new buffer at once (peak / "
-                           "new size)",
-                           classic.back().peak / doubled, 1.4, "x",
-                           "the old buffer was freed before the new one was counted"));
-    ctx.claim(
-        tutorial::at_most("doubling with VMM needs no more than the buffer itself (peak / "
-                          "new size)",
-                          vmm.back().peak / doubled, 1.1, "x",
-                          "other allocations of this process were counted in the peak"));
-    ctx.claim(tutorial::at_most(
-                  "mapping the same physical chunks at a second range takes no memory (memory "
-                  "taken while mapped twice / the buffer's size)",
-                  static_cast<double>(moved.taken) / std::max<std::size_t>(moved.bytes, 1), 0.1,
-                  "x", "another process allocated device memory during the move"),
-              moved.bytes == 0 ? "the buffer never outgrew its reservation" : "");
+    claim_lessons(ctx, starts, granule, classic.back().peak, vmm.back().peak,
+                  static_cast<double>(sizes.back()), moved);
     return ctx.verdict(wrong == 0, format("after every one of the %zu grow steps of each kind, the "
                                           "old contents were intact",
                                           sizes.size() + granule.steps));

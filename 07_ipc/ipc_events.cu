@@ -134,7 +134,8 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
         "stream waited on the master's most recent record each time. Without the wait it would\n"
         "sum the buffer while the master's stream is still in its 20 ms of other work, before\n"
         "this batch's memset and, since it answers within milliseconds, before the previous\n"
-        "batch's too: the buffer's first contents every time (zeros, in the chapter's exercise).\n\n");
+        "batch's too: the buffer's first contents every time (zeros, in the chapter's "
+        "exercise).\n\n");
     ctx.claim(tutorial::observed(
         "an interprocess event orders another process's stream after this one's work",
         in_order == batches,

@@ -105,6 +105,8 @@ std::string kernel_module_version() {
     return "unknown";
 }
 
-std::string this_driver() { return "driver " + kernel_module_version(); }
+std::string this_driver() {
+    return "driver " + kernel_module_version();
+}
 
 }  // namespace tutorial
