@@ -154,8 +154,8 @@ Pinning pin_one_way(Way way, std::size_t bytes, int threads, void* device, int r
 
 tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
     // The upload's target must fit on the GPU: by default at most half of its free memory.
-    const std::size_t bytes = ctx.size_or(tutorial::fit_in_free_memory(
-        ctx.quick() ? (512 << 20) : (4ull << 30), 0.5, 2 << 20));
+    const std::size_t bytes = ctx.size_or(
+        tutorial::fit_in_free_memory(ctx.quick() ? (512 << 20) : (4ull << 30), 0.5, 2 << 20));
     const int runs = ctx.iters_or(3);
     const int threads =
         std::max(1, std::min(16, static_cast<int>(std::thread::hardware_concurrency())));
@@ -192,11 +192,12 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
         "\nPCIe Gen5 x16 carries about 55 GB/s in practice: the upload is bounded by the "
         "link,\nnot by how the memory was pinned.\n\n");
     const double slowest_copy = std::min({p[0].gbps, p[1].gbps, p[2].gbps, p[3].gbps});
-    ctx.claim(tutorial::at_least(
-        "touching the pages on T threads, then cudaHostRegister, pins faster than "
-        "cudaMallocHost (cudaMallocHost / T threads)",
-        p[malloc_host].get_ms / p[register_threads].get_ms, 1.5, "x",
-        "page faults do not scale over threads on this kernel, or cudaMallocHost is fast here"),
+    ctx.claim(
+        tutorial::at_least(
+            "touching the pages on T threads, then cudaHostRegister, pins faster than "
+            "cudaMallocHost (cudaMallocHost / T threads)",
+            p[malloc_host].get_ms / p[register_threads].get_ms, 1.5, "x",
+            "page faults do not scale over threads on this kernel, or cudaMallocHost is fast here"),
         threads >= 4 ? "" : format("%d CPU threads here; touching in parallel needs 4", threads));
     const bool huge_used = p[register_huge].huge >= bytes / 2;
     ctx.claim(
@@ -205,8 +206,9 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
                            "pinning costs per byte, not per page, here"),
         huge_used ? "" : "the kernel gave no huge pages (transparent huge pages: " + thp + ")");
     ctx.claim(tutorial::at_least(
-        "the upload is as fast whichever way the memory was pinned (slowest / cudaMallocHost)",
-        slowest_copy / p[malloc_host].gbps, 0.75, "x",
+        "the upload runs at about the same speed whichever way the memory was pinned, at least "
+        "0.6 times cudaMallocHost's (slowest / cudaMallocHost)",
+        slowest_copy / p[malloc_host].gbps, 0.6, "x",
         "one way's pages are slower for the copy engines (scattered, or not all pinned)"));
     bool all_pinned = true;
     std::size_t wrong = 0;
