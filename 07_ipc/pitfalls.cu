@@ -82,8 +82,10 @@ Refusals vmm_and_event_refusals(int device) {
 
 }  // namespace
 
-// Child role: every misuse once, one line each. Exit 0 when each behaved as seen on the H200:
-// errors for all but the interior pointer, whose handle silently leads to the allocation's start.
+// Child role: every misuse once, one line each. Exit 0 when each documented refusal happened.
+// Two lines show what this driver does outside the reference's contract (a handle opened by its
+// own process; a handle made from an interior pointer, where the reference asks for the base
+// pointer): reported, never part of the exit code.
 int child_ipc_misuse(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
@@ -144,8 +146,8 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaFree(managed));
     const bool timed_refused =
         refused.timed_created != cudaSuccess || refused.timed_handle != cudaSuccess;
-    const bool as_documented = own == cudaErrorDeviceUninitialized && interior == cudaSuccess &&
-                               offset_lost && of_managed != cudaSuccess &&
+    (void)offset_lost;  // reported above, outside the contract
+    const bool as_documented = of_managed != cudaSuccess &&
                                std::string(refused.exported).rfind("CUDA_ERROR", 0) == 0 &&
                                refused.of_vmm != cudaSuccess && timed_refused;
     return as_documented ? 0 : 3;
@@ -168,13 +170,13 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     const std::string managed =
         tutorial::child_answer(child, "cudaIpcGetMemHandle(managed memory)");
     const std::string vmm = tutorial::child_answer(child, "cuMemExportToShareableHandle without");
-    ctx.claim(tutorial::observed("a process cannot open an IPC handle it made itself",
-                                 own == "cudaErrorDeviceUninitialized", "it got " + own,
-                                 "this driver lets the owner open its own handle"));
-    ctx.claim(tutorial::observed(
-        "a handle made from an interior pointer leads to the allocation's start, silently",
-        interior.find("offset is lost") != std::string::npos, "it points to " + interior,
-        "this driver keeps the offset, or refuses interior pointers"));
+    // Neither case is in the Runtime API reference's contract: cudaIpcGetMemHandle takes the
+    // allocation's base pointer, and nothing is said of a process opening its own handle.
+    std::printf(
+        "Outside the reference's contract, reported and not judged (observed on %s): the\n"
+        "process that made a handle opening it got %s; a handle made from an interior pointer\n"
+        "(the reference asks for the base pointer) led another process to %s.\n\n",
+        tutorial::this_driver().c_str(), own.c_str(), interior.c_str());
     ctx.claim(tutorial::observed(
         "memory that cannot be shared is refused: managed memory, VMM memory with no handle type",
         managed.rfind("cuda", 0) == 0 && managed != "cudaSuccess" &&
@@ -196,7 +198,6 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
         (created == "cudaSuccess" ? "created, then the handle: " : "creating it: ") + event,
         "this driver shared a timing event"));
     return ctx.verdict(child.succeeded(),
-                       "opening a handle in its own process gave cudaErrorDeviceUninitialized, "
-                       "managed memory, VMM memory and a timing event were refused, and an "
-                       "interior pointer's handle was shown to lose its offset");
+                       "managed memory, VMM memory and a timing event were refused, as the "
+                       "reference says");
 }
