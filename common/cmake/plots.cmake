@@ -68,9 +68,11 @@ macro(cells_of row)
   string(REPLACE "|" ";" cells "${row}")
 endmacro()
 
-# 02: one block per direction: bytes, size label, then GB/s for each kind of host memory.
+# 02: one block per direction: bytes, size label, GB/s for each kind of host memory, and the
+# pinned rate as a share of the PCIe link ("NaN" where the section could not read the link), from
+# which the figure works out the link's limit to draw.
 function(bandwidth_data)
-  set(text "# bytes label pageable pinned write-combined registered\n")
+  set(text "# bytes label pageable pinned write-combined registered pinned_percent_of_link\n")
   foreach(direction host_to_device device_to_host)
     csv_rows("${csv}/02_pinned_bandwidth_${direction}.csv" rows)
     string(APPEND text "# ${direction}\n")
@@ -81,7 +83,13 @@ function(bandwidth_data)
       list(SUBLIST cells 1 4 rates)
       string(REPLACE ";" " " rates "${rates}")
       string(REPLACE " " "" label "${size}")
-      string(APPEND text "${bytes} ${label} ${rates}\n")
+      set(percent NaN)
+      list(LENGTH cells columns)
+      if(columns GREATER 6)
+        list(GET cells 6 percent)
+        string(REPLACE "%" "" percent "${percent}")
+      endif()
+      string(APPEND text "${bytes} ${label} ${rates} ${percent}\n")
     endforeach()
     string(APPEND text "\n\n")
   endforeach()
