@@ -3,6 +3,7 @@
 // processes use it in place through IPC handles.
 #include "master_workers.hpp"
 
+#include "channel.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
@@ -21,16 +22,16 @@ namespace {
 
 constexpr std::uint32_t batch_seed = 41;
 
-// What the master learns from a worker once it has ended: its output, and its slice checked.
-void check_worker(WorkerOutcome& outcome, const std::uint32_t* result) {
+// What the master learns from a worker once it has ended: the addresses it printed, the sum it
+// answered on its channel ("checksum N"), and its slice of the result checked.
+void check_worker(WorkerOutcome& outcome, const std::string& answer, const std::uint32_t* result) {
     const std::string& text = outcome.child.output;
     const std::size_t at = text.find("input at ");
     if (at != std::string::npos) outcome.mapped = text.substr(at, text.find(';', at) - at);
-    const std::size_t sum_at = text.find("checksum ");
-    const unsigned long long reported =
-        sum_at == std::string::npos ? 0 : std::strtoull(text.c_str() + sum_at + 9, nullptr, 10);
-    outcome.checksum_ok = sum_at != std::string::npos &&
-                          reported == slice_sum(outcome.offset, outcome.count, batch_seed);
+    const std::string expected = format(
+        "checksum %llu",
+        static_cast<unsigned long long>(slice_sum(outcome.offset, outcome.count, batch_seed)));
+    outcome.checksum_ok = answer == expected;
     // The worker wrote 2 * x + 1 over its slice of the pattern.
     outcome.results_ok = mismatches_on_device(result + outcome.offset, outcome.count, batch_seed,
                                               {2, 1}, outcome.offset) == 0;
@@ -75,7 +76,9 @@ int child_slice_worker(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaDeviceSynchronize());  // finished with the memory before letting go of it
     CUDA_CHECK(cudaIpcCloseMemHandle(input));
     CUDA_CHECK(cudaIpcCloseMemHandle(result));
-    std::printf("checksum %llu\n", static_cast<unsigned long long>(checksum));
+    // The answer goes over the channel, the master's one way of hearing from its workers.
+    send_line(tutorial::child_passed_fd,
+              format("checksum %llu", static_cast<unsigned long long>(checksum)));
     return 0;
 }
 
@@ -96,12 +99,16 @@ BatchOutcome run_batch(int device, std::size_t count, int workers, int crash_wor
     BatchOutcome batch{
         reinterpret_cast<std::uintptr_t>(input), reinterpret_cast<std::uintptr_t>(result), {}};
     std::vector<std::unique_ptr<tutorial::ChildProcess>> children;
+    std::vector<std::unique_ptr<Channel>> channels;
     for (int w = 0; w < workers; ++w) {
         task.offset = w * per_worker;
         task.count = w + 1 == workers ? count - task.offset : per_worker;
+        channels.push_back(std::make_unique<Channel>());
         children.push_back(std::make_unique<tutorial::ChildProcess>(
-            "slice_worker", std::vector<std::string>{std::to_string(device),
-                                                     w == crash_worker ? "crash" : "work"}));
+            "slice_worker",
+            std::vector<std::string>{std::to_string(device), w == crash_worker ? "crash" : "work"},
+            channels.back()->worker_end()));
+        channels.back()->close_worker_end();
         children.back()->send(encode(task) + "\n");
         batch.workers.push_back({task.offset, task.count, {}, false, false, ""});
     }
@@ -110,7 +117,9 @@ BatchOutcome run_batch(int device, std::size_t count, int workers, int crash_wor
     const tutorial::Deadline deadline(60.0);
     for (int w = 0; w < workers; ++w) {
         batch.workers[w].child = children[w]->wait(deadline.seconds_left());
-        check_worker(batch.workers[w], result);
+        std::string answer;  // sent before the worker ended, so it is waiting in the socket
+        if (!read_line(channels[w]->master_end(), answer, 1.0)) answer = "(no answer)";
+        check_worker(batch.workers[w], answer, result);
     }
     CUDA_CHECK(cudaFree(input));
     CUDA_CHECK(cudaFree(result));
