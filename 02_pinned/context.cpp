@@ -4,7 +4,7 @@
 // after each call whether the primary context exists yet.
 #include "common/check.hpp"
 #include "common/child.hpp"
-#include "common/driver.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 

@@ -2,6 +2,7 @@
 // predicts a behaviour, and the section tries each behaviour.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/predictions.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"

@@ -13,16 +13,48 @@ constexpr int count = 1000;
 constexpr int a = 10;
 constexpr int b = 100;
 
+// lesson:begin
 __global__ void AplusB(int* ret, int a, int b) {
     ret[threadIdx.x] = a + b + threadIdx.x;
 }
 
-// The third version needs no pointer at all: the kernel and the host both name the variable.
+// 1. Explicit: device memory, and a copy for the host. cudaMemcpy waits for the kernel before it
+//    copies (both are in the default stream), so no other wait is needed.
+void aplusb_explicit(int* host_copy) {
+    int* ret = nullptr;
+    CUDA_CHECK(cudaMalloc(&ret, count * sizeof(int)));
+    AplusB<<<1, count>>>(ret, a, b);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(host_copy, ret, count * sizeof(int), cudaMemcpyDefault));
+    CUDA_CHECK(cudaFree(ret));
+}
+
+// 2. cudaMallocManaged: one pointer for both sides. Nothing copies, so nothing waits for the
+//    kernel either: the host must synchronize before it reads. The caller reads, then frees.
+int* aplusb_managed() {
+    int* ret = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&ret, count * sizeof(int)));
+    AplusB<<<1, count>>>(ret, a, b);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return ret;
+}
+
+// 3. A __managed__ global: the same, without even an allocation. Host and kernel name it.
 __device__ __managed__ int ret_global[count];
 
 __global__ void AplusB_global(int a, int b) {
     ret_global[threadIdx.x] = a + b + threadIdx.x;
 }
+
+void aplusb_global() {
+    AplusB_global<<<1, count>>>(a, b);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 int wrong_values(const int* ret) {
     int wrong = 0;
@@ -36,28 +68,10 @@ tutorial::Result run_aplusb(tutorial::Context& ctx) {
     std::printf("ret[i] = %d + %d + i for i < %d, one thread per element, three ways.\n\n", a, b,
                 count);
 
-    // 1. Explicit: device memory, and a host copy made by cudaMemcpy. cudaMemcpy waits for the
-    //    kernel before it copies (both are in the default stream), so no other wait is needed.
-    int* ret_device = nullptr;
-    CUDA_CHECK(cudaMalloc(&ret_device, count * sizeof(int)));
-    AplusB<<<1, count>>>(ret_device, a, b);
-    CUDA_CHECK_LAUNCH();
     std::vector<int> host_copy(count);
-    CUDA_CHECK(cudaMemcpy(host_copy.data(), ret_device, count * sizeof(int), cudaMemcpyDefault));
-    CUDA_CHECK(cudaFree(ret_device));
-
-    // 2. cudaMallocManaged: one pointer for both sides. Nothing copies, so nothing waits for the
-    //    kernel either: the host must synchronize before it reads.
-    int* ret_managed = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&ret_managed, count * sizeof(int)));
-    AplusB<<<1, count>>>(ret_managed, a, b);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-
-    // 3. A __managed__ global: the same, without even an allocation.
-    AplusB_global<<<1, count>>>(a, b);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
+    aplusb_explicit(host_copy.data());
+    int* ret_managed = aplusb_managed();
+    aplusb_global();
 
     for (int i = 0; i < 3; ++i) {
         std::printf("%d: A+B = %d   (explicit %d, cudaMallocManaged %d, __managed__ %d)\n", i,

@@ -1,7 +1,7 @@
 // Section `managed_globals`: __device__ __managed__ variables, used by name from host and device.
 #include "common/check.hpp"
 #include "common/child.hpp"
-#include "common/driver.hpp"
+#include "common/device.hpp"
 #include "common/report.hpp"
 #include "sections.hpp"
 

@@ -3,6 +3,7 @@
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/predictions.hpp"
 #include "common/patterns.hpp"
 #include "sections.hpp"
 

@@ -4,6 +4,7 @@
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/predictions.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "sections.hpp"

@@ -5,7 +5,7 @@
 #include "common/device.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "managed.hpp"
+#include "helpers/managed.hpp"
 #include "sections.hpp"
 
 #include <cstdio>

@@ -7,7 +7,7 @@
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "managed.hpp"
+#include "helpers/managed.hpp"
 #include "sections.hpp"
 
 #include <cstdint>

@@ -3,9 +3,10 @@
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/predictions.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
-#include "managed.hpp"
+#include "helpers/managed.hpp"
 #include "sections.hpp"
 
 #include <cstdio>

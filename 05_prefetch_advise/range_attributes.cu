@@ -2,7 +2,7 @@
 // prefetch, and the page rounding that applies advice given on a few bytes to whole pages.
 #include "common/check.hpp"
 #include "common/report.hpp"
-#include "managed.hpp"
+#include "helpers/managed.hpp"
 #include "sections.hpp"
 
 #include <unistd.h>

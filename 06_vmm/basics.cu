@@ -24,6 +24,7 @@ using tutorial::format_bytes;
 
 namespace {
 
+// lesson:begin
 struct Mapping {
     CUmemAllocationProp prop;  // what kind of physical memory
     std::size_t granularity;   // sizes and offsets come in multiples of this
@@ -48,38 +49,66 @@ Mapping create_and_map(int device, std::size_t wanted) {
         cuMemGetAllocationGranularity(&m.granularity, &m.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     m.bytes = tutorial::round_up(wanted, m.granularity);
     CU_CHECK(cuMemCreate(&m.memory, m.bytes, &m.prop, 0));  // flags: 0, the only value
-    std::printf("1. cuMemCreate: %zu bytes wanted, rounded up to %s (granularity %s).\n", wanted,
-                format_bytes(m.bytes).c_str(), format_bytes(m.granularity).c_str());
 
     // Aligned to the granularity (what cuMemMap needs), no preferred address (0), flags 0.
     CU_CHECK(cuMemAddressReserve(&m.address, m.bytes, m.granularity, 0, 0));
-    std::printf("2. cuMemAddressReserve: %s of addresses at 0x%llx, no memory behind them yet.\n",
-                format_bytes(m.bytes).c_str(), static_cast<unsigned long long>(m.address));
     CU_CHECK(cuMemMap(m.address, m.bytes, 0, m.memory, 0));  // from offset 0 of the memory
-    std::printf("3. cuMemMap: the physical memory now sits behind those addresses.\n");
 
     CUmemAccessDesc access{};
     access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;  // who gets access: this device
     access.location.id = device;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     CU_CHECK(cuMemSetAccess(m.address, m.bytes, &access, 1));  // one descriptor
-    std::printf("4. cuMemSetAccess: device %d may read and write the range.\n", device);
     return m;
 }
 
-// Step 7: the handle can be had back from any mapped address. True if it is the handle the
-// memory was mapped with, as the driver API reference promises for cuMemRetainAllocationHandle.
-bool retained_handle_matches(const Mapping& m) {
+// Step 5: the mapping holds its own reference to the physical memory, so the handle can go at
+// once; the memory is freed when the last mapping of it is removed.
+void release_handle(const Mapping& m) {
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
+    CU_CHECK(cuMemRelease(m.memory));
+}
+
+// Step 7: the handle can be had back from any address inside a mapping, with its properties.
+// Retaining takes a reference, released like any handle.
+CUmemGenericAllocationHandle handle_of(CUdeviceptr address, CUmemAllocationProp* prop) {
     const auto cuMemRetainAllocationHandle = DRIVER_FUNCTION(cuMemRetainAllocationHandle);
     const auto cuMemGetAllocationPropertiesFromHandle =
         DRIVER_FUNCTION(cuMemGetAllocationPropertiesFromHandle);
     const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
     CUmemGenericAllocationHandle retained = 0;
-    CU_CHECK(
-        cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(m.address + m.bytes / 2)));
+    CU_CHECK(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(address)));
+    CU_CHECK(cuMemGetAllocationPropertiesFromHandle(prop, retained));
+    CU_CHECK(cuMemRelease(retained));
+    return retained;
+}
+
+// Step 8: the last mapping goes, which frees the memory; then the addresses are given back.
+void unmap_and_free(const Mapping& m) {
+    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
+    CU_CHECK(cuMemUnmap(m.address, m.bytes));
+    CU_CHECK(cuMemAddressFree(m.address, m.bytes));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+// Steps 1 to 4 as they happened.
+void narrate_steps(const Mapping& m, std::size_t wanted, int device) {
+    std::printf("1. cuMemCreate: %zu bytes wanted, rounded up to %s (granularity %s).\n", wanted,
+                format_bytes(m.bytes).c_str(), format_bytes(m.granularity).c_str());
+    std::printf("2. cuMemAddressReserve: %s of addresses at 0x%llx, no memory behind them yet.\n",
+                format_bytes(m.bytes).c_str(), static_cast<unsigned long long>(m.address));
+    std::printf("3. cuMemMap: the physical memory now sits behind those addresses.\n");
+    std::printf("4. cuMemSetAccess: device %d may read and write the range.\n", device);
+}
+
+// Step 7 (checked): true if the retained handle is the one the memory was mapped with, as the
+// driver API reference promises for cuMemRetainAllocationHandle, and describes that memory.
+bool retained_handle_matches(const Mapping& m) {
     CUmemAllocationProp readback{};
-    CU_CHECK(cuMemGetAllocationPropertiesFromHandle(&readback, retained));
-    CU_CHECK(cuMemRelease(retained));  // retaining took a reference: released like any handle
+    const CUmemGenericAllocationHandle retained = handle_of(m.address + m.bytes / 2, &readback);
     std::printf(
         "7. cuMemRetainAllocationHandle on an address in the middle of the range: handle 0x%llx\n"
         "   (cuMemCreate gave 0x%llx); cuMemGetAllocationPropertiesFromHandle: type %s, device "
@@ -93,17 +122,13 @@ bool retained_handle_matches(const Mapping& m) {
 // Steps 1 to 6 without the narration, for a child: if the lesson were wrong and cuMemRelease
 // freed mapped memory, the kernel would end its process, not the section's.
 std::size_t use_after_release(int device, std::size_t wanted) {
-    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
-    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
-    const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
     const Mapping m = create_and_map(device, wanted);
-    CU_CHECK(cuMemRelease(m.memory));
+    release_handle(m);
     auto* data = reinterpret_cast<std::uint32_t*>(m.address);
     const std::size_t count = m.bytes / sizeof(std::uint32_t);
     fill_on_device(data, count, 77);
     const std::size_t wrong = mismatches_on_device(data, count, 77);
-    CU_CHECK(cuMemUnmap(m.address, m.bytes));
-    CU_CHECK(cuMemAddressFree(m.address, m.bytes));
+    unmap_and_free(m);
     return wrong;
 }
 
@@ -125,11 +150,8 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
     const std::size_t wanted = ctx.size_or(ctx.quick() ? (3 << 20) : (300 << 20)) + 1;
     const std::size_t free_before = tutorial::free_device_memory();
     const Mapping m = create_and_map(ctx.device, wanted);
-
-    // The mapping holds its own reference to the physical memory, so the handle can go now;
-    // the memory is freed when the last mapping of it is removed.
-    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
-    CU_CHECK(cuMemRelease(m.memory));
+    narrate_steps(m, wanted, ctx.device);
+    release_handle(m);
     std::printf("5. cuMemRelease right away: legal, the mapping keeps the memory alive.\n");
 
     // A child tries it first (its own mapping, the same steps): if the memory were gone, its
@@ -151,11 +173,8 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
         wrong, count, child.describe().c_str());
     const bool same_properties = retained_handle_matches(m);
 
-    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
-    const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
     const std::size_t free_mapped = tutorial::free_device_memory();
-    CU_CHECK(cuMemUnmap(m.address, m.bytes));        // the last mapping goes: the memory is freed
-    CU_CHECK(cuMemAddressFree(m.address, m.bytes));  // and the addresses are given back
+    unmap_and_free(m);
     const std::size_t free_after = tutorial::free_device_memory();
     std::printf(
         "8. cuMemUnmap, then cuMemAddressFree. Free device memory: %s before, %s while\n"

@@ -6,7 +6,7 @@
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <cstdio>

@@ -3,7 +3,7 @@
 // turns on peer access for the worker's GPU as it maps the memory; a VMM allocation shared as a
 // file descriptor needs the worker to grant its own GPU access with cuMemSetAccess. The rates are
 // set against what the master measures between the same GPUs inside one process.
-#include "channel.hpp"
+#include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
@@ -12,7 +12,7 @@
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "common/vmm.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <unistd.h>

@@ -1,13 +1,13 @@
 // Section `ipc_events`: a producer/consumer pipeline across processes. The master produces each
 // batch on its GPU stream and records an interprocess event; the worker's stream waits on that
 // event before consuming, so it never reads a batch early.
-#include "channel.hpp"
+#include "helpers/channel.hpp"
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <cstdio>

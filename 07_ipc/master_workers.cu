@@ -3,11 +3,11 @@
 // processes use it in place through IPC handles.
 #include "master_workers.hpp"
 
-#include "channel.hpp"
+#include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <csignal>

@@ -4,7 +4,7 @@
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/vmm.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <cstdint>

@@ -4,14 +4,14 @@
 // which may travel any way at all, since the pool's descriptor already decided who may use it.
 // The lifetime rule: every importer frees its imported pointers before the exporter frees the
 // block. A second worker shows what breaking that rule does.
-#include "channel.hpp"
+#include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Section `vmm_fd`: the modern way to share GPU memory. A VMM allocation is exported as a POSIX
 // file descriptor, passed over a Unix socket (channel.hpp), and imported, mapped and used by the
 // worker.
-#include "channel.hpp"
+#include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
@@ -9,7 +9,7 @@
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/vmm.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <unistd.h>

@@ -3,14 +3,14 @@
 // when the export works, one worker process imports it and checks the data; otherwise the cell
 // holds the exact error of the call that refused. The master also holds what the CUDA
 // documentation leads one to expect for every cell, and the verdict compares the two.
-#include "channel.hpp"
+#include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
 #include "common/vmm.hpp"
-#include "ipc_common.hpp"
+#include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 
 #include <unistd.h>

@@ -2,7 +2,7 @@
 
 #include "common/check.hpp"
 #include "common/driver.hpp"
-#include "common/report.hpp"
+#include "common/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -127,35 +127,18 @@ std::size_t fit_in_free_memory(std::size_t wanted, double share, std::size_t mul
     return std::max(multiple, std::min(wanted, fits));
 }
 
-Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,
-                         const std::string& conclusion) {
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
-    std::printf(
-        "Device %d, %s (compute capability %d.%d). Each property predicts a behaviour; the\n"
-        "section tries the behaviour and compares.\n\n",
-        ctx.device, prop.name, prop.major, prop.minor);
-    Table table({{"property"}, {"value", Align::right}, {"predicts"}, {"seen"}});
-    for (const Prediction& p : predictions)
-        table.add_row({p.property, std::to_string(p.value), p.predicts, p.seen});
-    table.print();
-    std::printf("\n");
-    int held = 0;
-    for (const Prediction& p : predictions) {
-        Claim claim =
-            observed(p.property + " = " + std::to_string(p.value) + " predicts: " + p.predicts,
-                     p.came_true, p.seen,
-                     "the property and the behaviour disagree: a driver or system "
-                     "setting (a virtual machine, MPS, a restricted container) may "
-                     "limit what the device reports it can do");
-        claim.evidence = p.evidence;
-        held += ctx.claim(claim) ? 1 : 0;
-    }
-    if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());
-    return ctx.verdict(held == static_cast<int>(predictions.size()),
-                       format("%d of %zu properties predicted what the device did (or could not "
-                              "be judged)",
-                              held, predictions.size()));
+bool primary_context_active(int device) {
+    static const auto cuInit = DRIVER_FUNCTION(cuInit);
+    static const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
+    static const auto cuDevicePrimaryCtxGetState = DRIVER_FUNCTION(cuDevicePrimaryCtxGetState);
+    // cuInit loads and starts the driver; it creates no context (the sections show that too).
+    CU_CHECK(cuInit(0));
+    CUdevice handle = 0;
+    CU_CHECK(cuDeviceGet(&handle, device));
+    unsigned int flags = 0;
+    int active = 0;
+    CU_CHECK(cuDevicePrimaryCtxGetState(handle, &flags, &active));
+    return active != 0;
 }
 
 }  // namespace tutorial

@@ -1,9 +1,9 @@
 // Asking the device what it is and what it can do: single attributes through the runtime or the
-// driver API, its peak memory bandwidth, its free memory, and the report each chapter's
-// `properties` section prints, where each property's prediction is checked against behaviour.
+// driver API, its peak memory bandwidth, its free memory, whether its primary context exists.
+// (The `properties` sections' report, which tries what each attribute predicts, is the course's
+// harness: common/predictions.hpp.)
 #pragma once
 
-#include "common/chapter.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -76,21 +76,8 @@ std::size_t device_memory_used_since(std::size_t free_at_start);
 // memory CUDA does not know (Unregistered). For checks; sections call it themselves.
 cudaMemoryType memory_type(const void* pointer);
 
-// A device property and the behaviour it predicts, checked by doing it: canMapHostMemory = 1
-// predicts that a kernel can write through a mapped host pointer, so the section has a kernel try.
-struct Prediction {
-    std::string property;  // "canMapHostMemory"
-    int value;             // what the device reports for it
-    std::string predicts;  // the behaviour this value predicts, in words
-    bool came_true;        // what the section observed agrees with the prediction
-    std::string seen;      // what the section observed, in words
-    Evidence evidence = Evidence::behaviour;  // timing: not judged under compute-sanitizer
-};
-
-// The report every chapter's `properties` section makes: the device's name, a table of the
-// properties, what each predicts and what was seen, one CLAIM line per prediction, `conclusion`
-// (what the values mean for this chapter), and the verdict.
-Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,
-                         const std::string& conclusion = "");
+// Whether runtime device `device`'s primary context exists now (cuDevicePrimaryCtxGetState).
+// Asking never creates it, so a fresh process can watch which call does (chapters 02 and 03).
+bool primary_context_active(int device);
 
 }  // namespace tutorial

@@ -1,6 +1,5 @@
 #include "common/driver.hpp"
 
-#include "common/check.hpp"
 
 #include <cuda_runtime.h>
 
@@ -61,20 +60,6 @@ const char* driver_error_name(CUresult result) {
     static const auto cuGetErrorName = DRIVER_FUNCTION(cuGetErrorName);
     const char* name = nullptr;
     return cuGetErrorName(result, &name) == CUDA_SUCCESS ? name : "?";
-}
-
-bool primary_context_active(int device) {
-    static const auto cuInit = DRIVER_FUNCTION(cuInit);
-    static const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
-    static const auto cuDevicePrimaryCtxGetState = DRIVER_FUNCTION(cuDevicePrimaryCtxGetState);
-    // cuInit loads and starts the driver; it creates no context (the sections show that too).
-    CU_CHECK(cuInit(0));
-    CUdevice handle = 0;
-    CU_CHECK(cuDeviceGet(&handle, device));
-    unsigned int flags = 0;
-    int active = 0;
-    CU_CHECK(cuDevicePrimaryCtxGetState(handle, &flags, &active));
-    return active != 0;
 }
 
 }  // namespace tutorial

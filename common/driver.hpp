@@ -29,10 +29,6 @@ void* require_driver_function(const char* name);
 // The name of a driver result, such as "CUDA_ERROR_INVALID_VALUE" ("?" if the driver cannot say).
 const char* driver_error_name(CUresult result);
 
-// Whether runtime device `device`'s primary context exists now (cuDevicePrimaryCtxGetState).
-// Asking never creates it, so a fresh process can watch which call does (chapters 02 and 03).
-bool primary_context_active(int device);
-
 template <typename Function>
 Function driver_function(const char* name) {
     return reinterpret_cast<Function>(require_driver_function(name));

@@ -2,17 +2,13 @@
 // file asks nothing of CUDA.
 #pragma once
 
+#include "common/text.hpp"
+
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace tutorial {
-
-// printf into a std::string, for table cells: format("%.1f", gbps).
-std::string format(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
-
-// "256 MiB", "4 KiB", "1.5 GiB", "100 B".
-std::string format_bytes(std::size_t bytes);
 
 enum class Align { left, right };
 

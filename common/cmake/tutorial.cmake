@@ -5,7 +5,7 @@
 #   include(${CMAKE_CURRENT_LIST_DIR}/../common/cmake/tutorial.cmake)
 #   project(tutorial_03_managed LANGUAGES CXX CUDA)
 #   enable_testing()
-#   tutorial_chapter(03_managed SOURCES main.cpp aplusb.cu SECTIONS aplusb)
+#   tutorial_chapter(03_managed SECTIONS aplusb)
 #   tutorial_add_test(03_managed aplusb EXPECT "PASS 03_managed/aplusb")
 include_guard(GLOBAL)
 
@@ -92,9 +92,11 @@ function(tutorial_compile_options target)
   endif()
 endfunction()
 
-# One chapter: the executable <name> built from SOURCES and linked with common/, plus the host
-# tests every chapter has (help, list, no device). SECTIONS lists the
-# chapter's sections in the order the program runs them; the `list` test checks that they match.
+# One chapter: the executable <name> linked with common/, plus the host tests every chapter has
+# (help, list, no device). SECTIONS lists the chapter's sections in the order the program runs
+# them; the `list` test checks that they match. The sources are found, not listed: main.cpp, one
+# file per section (<section>.cu or <section>.cpp), and the chapter's helpers (helpers/*.cu and
+# helpers/*.cpp: code several sections share, which is not a section). SOURCES adds any other.
 # MANAGED_GLOBALS n: the program defines n __device__ __managed__ variables. compute-sanitizer
 # (2025.3) reports each of them as a leak, so memcheck runs then expect exactly n leak reports;
 # any real leak on top still fails the test.
@@ -104,14 +106,28 @@ function(tutorial_chapter name)
     set(TUTORIAL_MANAGED_GLOBALS_${name} ${arg_MANAGED_GLOBALS} PARENT_SCOPE)
     set(TUTORIAL_MANAGED_GLOBALS_${name} ${arg_MANAGED_GLOBALS})
   endif()
-  if(NOT arg_SOURCES OR NOT arg_SECTIONS)
-    message(FATAL_ERROR "tutorial_chapter(${name}) needs SOURCES and SECTIONS")
+  if(NOT arg_SECTIONS)
+    message(FATAL_ERROR "tutorial_chapter(${name}) needs SECTIONS")
   endif()
+  set(sources main.cpp ${arg_SOURCES})
+  foreach(section IN LISTS arg_SECTIONS)
+    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cu")
+      list(APPEND sources ${section}.cu)
+    elseif(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cpp")
+      list(APPEND sources ${section}.cpp)
+    else()
+      message(FATAL_ERROR "tutorial_chapter(${name}): section ${section} has no file "
+                          "${section}.cu or ${section}.cpp")
+    endif()
+  endforeach()
+  file(GLOB helpers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/helpers/*.cu"
+       "${CMAKE_CURRENT_SOURCE_DIR}/helpers/*.cpp")
+  list(APPEND sources ${helpers})
   if(NOT TARGET tutorial_common)
     # Building this chapter on its own: bring in common/ from beside it.
     add_subdirectory("${TUTORIAL_ROOT}/common" "${CMAKE_BINARY_DIR}/common")
   endif()
-  add_executable(${name} ${arg_SOURCES})
+  add_executable(${name} ${sources})
   target_link_libraries(${name} PRIVATE tutorial_common)
   tutorial_compile_options(${name})
   set_property(GLOBAL APPEND PROPERTY TUTORIAL_CHAPTERS ${name})

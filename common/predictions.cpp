@@ -1,0 +1,44 @@
+#include "common/predictions.hpp"
+
+#include "common/check.hpp"
+#include "common/claim.hpp"
+#include "common/report.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+namespace tutorial {
+
+Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,
+                         const std::string& conclusion) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
+    std::printf(
+        "Device %d, %s (compute capability %d.%d). Each property predicts a behaviour; the\n"
+        "section tries the behaviour and compares.\n\n",
+        ctx.device, prop.name, prop.major, prop.minor);
+    Table table({{"property"}, {"value", Align::right}, {"predicts"}, {"seen"}});
+    for (const Prediction& p : predictions)
+        table.add_row({p.property, std::to_string(p.value), p.predicts, p.seen});
+    table.print();
+    std::printf("\n");
+    int held = 0;
+    for (const Prediction& p : predictions) {
+        Claim claim =
+            observed(p.property + " = " + std::to_string(p.value) + " predicts: " + p.predicts,
+                     p.came_true, p.seen,
+                     "the property and the behaviour disagree: a driver or system "
+                     "setting (a virtual machine, MPS, a restricted container) may "
+                     "limit what the device reports it can do");
+        claim.evidence = p.evidence;
+        held += ctx.claim(claim) ? 1 : 0;
+    }
+    if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());
+    return ctx.verdict(held == static_cast<int>(predictions.size()),
+                       format("%d of %zu properties predicted what the device did (or could not "
+                              "be judged)",
+                              held, predictions.size()));
+}
+
+}  // namespace tutorial

@@ -1,0 +1,29 @@
+// The report every chapter's `properties` section makes: each device property, the behaviour it
+// predicts, what the section saw when it tried that behaviour, and one CLAIM line each.
+#pragma once
+
+#include "common/chapter.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tutorial {
+
+// A device property and the behaviour it predicts, checked by doing it: canMapHostMemory = 1
+// predicts that a kernel can write through a mapped host pointer, so the section has a kernel try.
+struct Prediction {
+    std::string property;  // "canMapHostMemory"
+    int value;             // what the device reports for it
+    std::string predicts;  // the behaviour this value predicts, in words
+    bool came_true;        // what the section observed agrees with the prediction
+    std::string seen;      // what the section observed, in words
+    Evidence evidence = Evidence::behaviour;  // timing: not judged under compute-sanitizer
+};
+
+// The report every chapter's `properties` section makes: the device's name, a table of the
+// properties, what each predicts and what was seen, one CLAIM line per prediction, `conclusion`
+// (what the values mean for this chapter), and the verdict.
+Result check_predictions(Context& ctx, const std::vector<Prediction>& predictions,
+                         const std::string& conclusion = "");
+
+}  // namespace tutorial
