@@ -51,17 +51,13 @@ tutorial::Prediction vmm_works(int value, int device) {
     std::string seen;
     if (!value) {
         const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
-        CUmemAllocationProp prop{};
-        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        prop.location.id = device;
+        const CUmemAllocationProp prop = tutorial::vmm_properties(device);
         CUmemGenericAllocationHandle memory = 0;
         const CUresult result = cuMemCreate(&memory, 2 << 20, &prop, 0);
         if (result == CUDA_SUCCESS) CU_CHECK(DRIVER_FUNCTION(cuMemRelease)(memory));
         worked = result != CUDA_SUCCESS;
         seen = std::string("cuMemCreate of 2 MiB returned ") + tutorial::driver_error_name(result);
-    }
-    if (value) {
+    } else {
         const CUmemAllocationProp prop = tutorial::vmm_properties(device);
         const std::size_t bytes = tutorial::vmm_granularity(prop);
         const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
