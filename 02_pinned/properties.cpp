@@ -2,8 +2,8 @@
 // predicts a behaviour, and the section tries each behaviour.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/predictions.hpp"
 #include "common/patterns.hpp"
+#include "common/predictions.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
 #include "sections.hpp"

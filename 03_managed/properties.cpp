@@ -3,8 +3,8 @@
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
-#include "common/predictions.hpp"
 #include "common/patterns.hpp"
+#include "common/predictions.hpp"
 #include "sections.hpp"
 
 #include <string>

@@ -1,9 +1,9 @@
 // Section `support`: can this device do virtual memory management, and at what granularity?
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/predictions.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
+#include "common/predictions.hpp"
 #include "common/report.hpp"
 #include "common/vmm.hpp"
 #include "sections.hpp"

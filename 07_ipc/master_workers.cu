@@ -3,10 +3,10 @@
 // processes use it in place through IPC handles.
 #include "master_workers.hpp"
 
-#include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
+#include "helpers/channel.hpp"
 #include "helpers/ipc_common.hpp"
 #include "sections.hpp"
 

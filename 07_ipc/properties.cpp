@@ -2,8 +2,8 @@
 // Each property predicts that a call works (or is refused), and the section makes the call.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/predictions.hpp"
 #include "common/driver.hpp"
+#include "common/predictions.hpp"
 #include "common/vmm.hpp"
 #include "sections.hpp"
 
