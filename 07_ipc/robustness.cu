@@ -8,7 +8,9 @@
 #include "common/device.hpp"
 #include "common/report.hpp"
 #include "common/timing.hpp"
-#include "master_workers.hpp"
+#include "common/patterns.hpp"
+#include "helpers/ipc_common.hpp"
+#include "helpers/slice_workers.hpp"
 #include "sections.hpp"
 
 #include <sys/prctl.h>
@@ -113,11 +115,25 @@ struct Crash {
 
 // Part 1: a batch in which worker `victim` crashes while it holds the master's IPC handles.
 Crash crash_in_batch(int device, int workers, int victim, std::size_t count) {
-    const BatchOutcome batch = run_batch(device, count, workers, victim);
+    // A master as in master_workers: two buffers, their IPC handles, one slice per worker.
+    constexpr std::uint32_t seed = 43;
+    std::uint32_t* input = nullptr;
+    std::uint32_t* result = nullptr;
+    CUDA_CHECK(cudaMalloc(&input, count * sizeof *input));
+    CUDA_CHECK(cudaMalloc(&result, count * sizeof *result));
+    fill_on_device(input, count, seed);
+    CUDA_CHECK(cudaMemset(result, 0, count * sizeof *result));
+    SliceTask task{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&task.input, input));
+    CUDA_CHECK(cudaIpcGetMemHandle(&task.result, result));
+    const std::vector<WorkerOutcome> outcomes =
+        run_slice_workers(device, task, count, workers, victim, seed, result);
+    CUDA_CHECK(cudaFree(input));
+    CUDA_CHECK(cudaFree(result));
     tutorial::Table table({{"worker"}, {"ended"}, {"sum"}, {"results"}});
-    Crash crash{false, 0, batch.workers[victim].child.describe()};
+    Crash crash{false, 0, outcomes[victim].child.describe()};
     for (int w = 0; w < workers; ++w) {
-        const WorkerOutcome& o = batch.workers[w];
+        const WorkerOutcome& o = outcomes[w];
         if (w == victim) {
             crash.reported = o.child.crashed();
             std::printf("master: worker %d %s; its slice is not trusted.\n", w,
