@@ -11,13 +11,29 @@
 
 namespace {
 
+// lesson:begin
 __device__ __managed__ int x[2];
 __device__ __managed__ int y;
-__device__ __managed__ int shown;
 
 __global__ void add() {
     x[1] = x[0] + y;
 }
+
+// Host and kernel use the variables by name: no pointer, no allocation, no copy. As with
+// cudaMallocManaged memory, the host waits for the kernel before it reads the result.
+int add_with_managed_globals() {
+    x[0] = 3;
+    y = 5;
+    add<<<1, 1>>>();
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return x[1];
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+__device__ __managed__ int shown;
 
 __global__ void show(int* seen) {
     printf("GPU sees: x = %d\n", shown);
@@ -69,12 +85,8 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
     std::printf(
         "__device__ __managed__ int x[2], y;  the host sets x[0] = 3 and y = 5, a kernel\n"
         "computes x[1] = x[0] + y:\n");
-    x[0] = 3;
-    y = 5;
-    add<<<1, 1>>>();
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::printf("result = %d (expected 8)\n\n", x[1]);
+    const int result = add_with_managed_globals();
+    std::printf("result = %d (expected 8)\n\n", result);
 
     std::printf("The host sets a managed variable to 1234; a kernel prints what it sees:\n");
     int* seen = nullptr;
@@ -110,8 +122,8 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "misuses (see the README).\n\n");
     ctx.claim(tutorial::observed(
         "host and kernel use a __managed__ variable by name, with no pointer and no copy",
-        x[1] == 8,
-        tutorial::format("the kernel computed x[1] = %d from the host's x[0] and y", x[1]),
+        result == 8,
+        tutorial::format("the kernel computed x[1] = %d from the host's x[0] and y", result),
         "the kernel did not run; its launch check says why"));
     ctx.claim(tutorial::observed(
         "a kernel sees what the host stored in a __managed__ variable before the launch",
@@ -120,9 +132,9 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
     ctx.claim(tutorial::observed(
         "the host's first touch of a __managed__ variable creates the primary context", all_create,
         states, "see the table: a context existed before, or the touch did not create one"));
-    return ctx.verdict(x[1] == 8 && gpu_saw == 1234 && all_create,
+    return ctx.verdict(result == 8 && gpu_saw == 1234 && all_create,
                        tutorial::format("x[1] = %d (expected 8), the kernel saw x = %d "
                                         "(expected 1234), and the context's state around each "
                                         "first touch",
-                                        x[1], gpu_saw));
+                                        result, gpu_saw));
 }

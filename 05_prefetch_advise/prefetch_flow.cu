@@ -15,6 +15,16 @@
 
 namespace {
 
+// What foo saw right after queuing each prefetch: where cudaMemRangeGetAttribute says the last
+// prefetch was asked to go (a device ordinal, -1 for the host), and what cudaStreamQuery said
+// after the second.
+struct Seen {
+    int after_first = cudaInvalidDeviceId;
+    int after_second = cudaInvalidDeviceId;
+    cudaError_t stream_after_second = cudaSuccess;
+};
+
+// lesson:begin
 __global__ void mykernel(std::uint32_t* data, std::size_t count) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -22,13 +32,32 @@ __global__ void mykernel(std::uint32_t* data, std::size_t count) {
     }
 }
 
-// Where the last prefetch of the range was asked to go: a device ordinal, -1 for the host.
-int last_prefetch_location(const void* data, std::size_t bytes) {
-    int location = 0;
-    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
+// foo(stream), on managed data the CPU has just initialised; the CPU uses it when foo returns.
+Seen foo(cudaStream_t s, int device, std::uint32_t* data, std::size_t count) {
+    const std::size_t bytes = count * sizeof *data;
+    Seen seen;
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, s));  // to the GPU
+    CUDA_CHECK(cudaMemRangeGetAttribute(&seen.after_first, sizeof seen.after_first,
                                         cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
-    return location;
+    mykernel<<<1024, 256, 0, s>>>(data, count);  // runs on the GPU
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, s));  // back to the CPU
+    CUDA_CHECK(cudaMemRangeGetAttribute(&seen.after_second, sizeof seen.after_second,
+                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
+    seen.stream_after_second = cudaStreamQuery(s);  // cudaErrorNotReady: still queued
+    CUDA_CHECK(cudaStreamSynchronize(s));           // the kernel and both prefetches are done
+    return seen;
 }
+
+// The same without the prefetches: the kernel faults the pages over, the CPU faults them back.
+void foo_without_prefetches(cudaStream_t s, std::uint32_t* data, std::size_t count) {
+    mykernel<<<1024, 256, 0, s>>>(data, count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 std::string location_name(int location) {
     if (location == cudaCpuDeviceId) return "the host (-1)";
@@ -36,60 +65,29 @@ std::string location_name(int location) {
     return "GPU " + std::to_string(location);
 }
 
-// What the narrated run of foo saw right after queuing each prefetch.
-struct Seen {
-    int after_first = cudaInvalidDeviceId;
-    int after_second = cudaInvalidDeviceId;
-    bool second_pending = false;  // cudaStreamQuery said cudaErrorNotReady right after it
-    double second_call_ms = 0;    // how long the call queuing it kept the host
-};
-
-// The whole flow once; returns its milliseconds and counts wrong values into `wrong`.
-double foo(cudaStream_t s, int device, std::size_t count, bool with_prefetches, Seen* narrate,
-           std::size_t& wrong) {
+// One run: managed data initialised on the CPU (init_data), foo with or without the prefetches,
+// and the CPU's use of every value (use_data, a sum). Returns the milliseconds from foo's start to
+// the last CPU read; counts wrong values into `wrong`. A narrated run holds the stream for 50 ms
+// first, so that both prefetches are certainly still queued when foo looks at the attribute.
+double run_once(cudaStream_t s, int device, std::size_t count, bool with_prefetches, Seen* narrate,
+                std::size_t& wrong) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
     std::uint32_t* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, bytes));
     fill_on_host(data, count, 9);  // init_data: execute on the CPU
+    if (narrate != nullptr) tutorial::launch_busy(s, 50.0);
     tutorial::HostTimer timer;
     if (with_prefetches) {
-        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, s));
+        const Seen seen = foo(s, device, data, count);
+        if (narrate != nullptr) *narrate = seen;
+    } else {
+        foo_without_prefetches(s, data, count);
     }
-    if (narrate != nullptr) {
-        const double returned_ms = timer.elapsed_ms();
-        const cudaError_t query = cudaStreamQuery(s);
-        narrate->after_first = last_prefetch_location(data, bytes);
-        std::printf(
-            "  cudaMemPrefetchAsync to GPU %d returned after %.1f ms;\n"
-            "  cudaStreamQuery then says %s; last prefetch location: %s\n",
-            device, returned_ms, cudaGetErrorName(query),
-            location_name(narrate->after_first).c_str());
-    }
-    // The narrated run holds the stream for 50 ms before the kernel, so that the prefetch back
-    // is certainly still waiting when the attribute is read.
-    if (narrate != nullptr) tutorial::launch_busy(s, 50.0);
-    mykernel<<<1024, 256, 0, s>>>(data, count);
-    CUDA_CHECK_LAUNCH();
-    const double before_second_ms = timer.elapsed_ms();
-    if (with_prefetches) CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, s));
-    if (narrate != nullptr) {
-        narrate->second_call_ms = timer.elapsed_ms() - before_second_ms;
-        narrate->after_second = last_prefetch_location(data, bytes);
-        const cudaError_t query = cudaStreamQuery(s);
-        narrate->second_pending = query == cudaErrorNotReady;
-        std::printf(
-            "  queued 50 ms of other work, the kernel and the prefetch to the host (that call "
-            "took\n  %.1f ms); last prefetch location: %s, while cudaStreamQuery says %s\n",
-            narrate->second_call_ms, location_name(narrate->after_second).c_str(),
-            cudaGetErrorName(query));
-    }
-    CUDA_CHECK(cudaStreamSynchronize(s));
     std::uint64_t sum = 0;  // use_data: the CPU reads every value
     for (std::size_t i = 0; i < count; ++i) sum += data[i];
     const double ms = timer.elapsed_ms();
     // Checked after the timer stopped: working out the expected values costs more than reading
-    // them, and inside the timed part it hid much of the difference the prefetches make (one
-    // quick run on an H100 measured 1.03x).
+    // them, and would hide much of the difference the prefetches make.
     std::uint64_t expected_sum = 0;
     for (std::size_t i = 0; i < count; ++i) {
         const std::uint32_t expected = pattern(i, 9) * 2 + 1;
@@ -117,11 +115,17 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
         tutorial::format_bytes(count * 4).c_str());
     std::size_t wrong = 0;
     Seen seen;
-    foo(s, ctx.device, count, true, &seen, wrong);
+    run_once(s, ctx.device, count, true, &seen, wrong);
+    std::printf(
+        "  with the stream held for 50 ms first, so that nothing queued has run yet:\n"
+        "  last prefetch location after the first prefetch: %s\n"
+        "  after the kernel and the prefetch back: %s, while cudaStreamQuery says %s\n",
+        location_name(seen.after_first).c_str(), location_name(seen.after_second).c_str(),
+        cudaGetErrorName(seen.stream_after_second));
     const double with_ms = tutorial::median_ms(
-        1, runs, [&] { return foo(s, ctx.device, count, true, nullptr, wrong); });
+        1, runs, [&] { return run_once(s, ctx.device, count, true, nullptr, wrong); });
     const double without_ms = tutorial::median_ms(
-        1, runs, [&] { return foo(s, ctx.device, count, false, nullptr, wrong); });
+        1, runs, [&] { return run_once(s, ctx.device, count, false, nullptr, wrong); });
     CUDA_CHECK(cudaStreamDestroy(s));
 
     std::printf("\n");
@@ -145,11 +149,11 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
             "after the first: " + location_name(seen.after_first) +
                 "; after the second, queued behind the kernel: " + location_name(seen.after_second),
             "this driver records the location only once the migration is done"),
-        seen.second_pending
+        seen.stream_after_second == cudaErrorNotReady
             ? ""
             : tutorial::format("the prefetch call returned only after the stream had run "
-                               "it (%.1f ms; observed on %s), so nothing was pending",
-                               seen.second_call_ms, tutorial::this_driver().c_str()));
+                               "it (observed on %s), so nothing was pending",
+                               tutorial::this_driver().c_str()));
     ctx.claim(tutorial::at_least("foo with the two prefetches beats page faults both ways",
                                  without_ms / with_ms, 1.1, "x",
                                  "the faults were cheap here: little data, or pages already "

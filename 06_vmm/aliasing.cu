@@ -25,6 +25,12 @@ using tutorial::vmm_unmap;
 
 namespace {
 
+struct Streams {
+    cudaStream_t stream1, stream2, stream3;
+    cudaEvent_t event;
+};
+
+// lesson:begin
 // foo1 and foo2 of the Virtual Memory Management appendix, on whole arrays: foo1 writes through
 // A, foo2 reads through B.
 __global__ void foo1(std::uint32_t* A, std::size_t count) {
@@ -41,14 +47,46 @@ __global__ void foo2(const std::uint32_t* B, std::uint32_t* seen, std::size_t co
     }
 }
 
-struct Streams {
-    cudaStream_t stream1, stream2, stream3;
-    cudaEvent_t event;
-};
+// One physical allocation at two addresses: the same handle mapped into two reserved ranges.
+void map_twice(CUmemGenericAllocationHandle memory, std::size_t bytes, CUdeviceptr a,
+               CUdeviceptr b) {
+    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
+    CU_CHECK(cuMemMap(a, bytes, 0, memory, 0));
+    CU_CHECK(cuMemMap(b, bytes, 0, memory, 0));
+}
 
-// The appendix's three streams: memcpy into B and foo1 on A in stream1, an event, then foo2 and
-// a memcpy reading B, both waiting on the event. Returns the values foo2 and the memcpy saw that
-// are not input + 1.
+// The appendix's streams: a copy into B and foo1 on A in stream1, then an event; foo2 reading B
+// in stream2 and a copy out of B in stream3 both wait for it.
+void with_event(std::uint32_t* A, std::uint32_t* B, const std::uint32_t* input,
+                std::uint32_t* seen, std::uint32_t* output, std::size_t count, const Streams& s) {
+    const std::size_t bytes = count * sizeof *A;
+    CUDA_CHECK(cudaMemcpyAsync(B, input, bytes, cudaMemcpyDeviceToDevice, s.stream1));
+    foo1<<<256, 256, 0, s.stream1>>>(A, count);  // after the copy into B: stream order
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(s.event, s.stream1));
+    CUDA_CHECK(cudaStreamWaitEvent(s.stream2, s.event));
+    foo2<<<256, 256, 0, s.stream2>>>(B, seen, count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamWaitEvent(s.stream3, s.event));
+    CUDA_CHECK(cudaMemcpyAsync(output, B, bytes, cudaMemcpyDeviceToDevice, s.stream3));
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The same without the event: nothing makes foo2 wait for foo1.
+void without_event(std::uint32_t* A, std::uint32_t* B, std::uint32_t* seen, std::size_t count,
+                   const Streams& s) {
+    foo1<<<256, 256, 0, s.stream1>>>(A, count);
+    CUDA_CHECK_LAUNCH();
+    foo2<<<256, 256, 0, s.stream2>>>(B, seen, count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+// with_event on an input pattern. Returns the values foo2 and the copy saw that are not
+// input + 1.
 std::size_t ordered_by_event(std::uint32_t* A, std::uint32_t* B, std::size_t count,
                              const Streams& s) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
@@ -59,16 +97,7 @@ std::size_t ordered_by_event(std::uint32_t* A, std::uint32_t* B, std::size_t cou
     CUDA_CHECK(cudaMalloc(&output, bytes));
     CUDA_CHECK(cudaMalloc(&seen, bytes));
     fill_on_device(input, count, 22);
-    CUDA_CHECK(cudaMemcpyAsync(B, input, bytes, cudaMemcpyDeviceToDevice, s.stream1));
-    foo1<<<256, 256, 0, s.stream1>>>(A, count);  // the memcpy into B has finished: stream order
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(s.event, s.stream1));
-    CUDA_CHECK(cudaStreamWaitEvent(s.stream2, s.event));
-    foo2<<<256, 256, 0, s.stream2>>>(B, seen, count);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamWaitEvent(s.stream3, s.event));
-    CUDA_CHECK(cudaMemcpyAsync(output, B, bytes, cudaMemcpyDeviceToDevice, s.stream3));
-    CUDA_CHECK(cudaDeviceSynchronize());
+    with_event(A, B, input, seen, output, count, s);
     const std::size_t seen_wrong = mismatches_on_device(seen, count, 22, {1, 1});
     const std::size_t output_wrong = mismatches_on_device(output, count, 22, {1, 1});
     std::printf(
@@ -83,20 +112,15 @@ std::size_t ordered_by_event(std::uint32_t* A, std::uint32_t* B, std::size_t cou
     return seen_wrong + output_wrong;
 }
 
-// The same streams without the event, and with stream1 kept busy for 100 ms before foo1: nothing
-// makes foo2 wait, so it reads B before foo1 writes A. Returns how many values foo2 saw that are
-// still the input (all of them, when it ran first).
+// without_event, with stream1 kept busy for 100 ms before foo1, so that foo2 reads B before foo1
+// writes A. Returns how many values foo2 saw that are still the input (all, when it ran first).
 std::size_t unordered(std::uint32_t* A, std::uint32_t* B, std::size_t count, const Streams& s) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
     std::uint32_t* seen = nullptr;
     CUDA_CHECK(cudaMalloc(&seen, bytes));
     fill_on_device(B, count, 23);  // the input, in place before either kernel is queued
     tutorial::launch_busy(s.stream1, 100.0);
-    foo1<<<256, 256, 0, s.stream1>>>(A, count);
-    CUDA_CHECK_LAUNCH();
-    foo2<<<256, 256, 0, s.stream2>>>(B, seen, count);  // no cudaStreamWaitEvent
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
+    without_event(A, B, seen, count, s);
     const std::size_t old = count - mismatches_on_device(seen, count, 23);
     std::printf(
         "3. The same without the event, foo1 queued behind 100 ms of other work in stream1:\n"
@@ -112,15 +136,13 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
     if (!tutorial::vmm_supported(ctx.device)) {
         return ctx.skip("VMM is not supported on this device");
     }
-    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
     const CUmemAllocationProp prop = vmm_properties(ctx.device);
     const std::size_t bytes = tutorial::vmm_granularity(prop) * (ctx.quick() ? 1 : 8);
     const std::size_t count = bytes / sizeof(std::uint32_t);
     const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
     const CUdeviceptr a = vmm_reserve(bytes, 0);
     const CUdeviceptr b = vmm_reserve(bytes, 0);
-    CU_CHECK(cuMemMap(a, bytes, 0, memory, 0));  // the same handle, at offset 0, twice
-    CU_CHECK(cuMemMap(b, bytes, 0, memory, 0));
+    map_twice(memory, bytes, a, b);
     vmm_set_access(a, bytes, ctx.device);
     vmm_set_access(b, bytes, ctx.device);
     auto* A = reinterpret_cast<std::uint32_t*>(a);
