@@ -11,24 +11,8 @@
 
 namespace {
 
+// lesson:begin
 __device__ __managed__ int managed_global[256];
-
-const char* type_name(cudaMemoryType type) {
-    switch (type) {
-        case cudaMemoryTypeUnregistered: return "cudaMemoryTypeUnregistered";
-        case cudaMemoryTypeHost: return "cudaMemoryTypeHost";
-        case cudaMemoryTypeDevice: return "cudaMemoryTypeDevice";
-        case cudaMemoryTypeManaged: return "cudaMemoryTypeManaged";
-    }
-    return "?";
-}
-
-// How an attribute's pointer field relates to the pointer we asked about.
-std::string describe(const void* field, const void* pointer) {
-    if (field == nullptr) return "NULL";
-    if (field == pointer) return "same";
-    return tutorial::format("%p", field);
-}
 
 // One of every kind of memory a program can hold a pointer to.
 struct Allocations {
@@ -70,6 +54,31 @@ struct Allocations {
     Allocations(const Allocations&) = delete;
     Allocations& operator=(const Allocations&) = delete;
 };
+
+// The question of this section: from nothing but the address, what does CUDA know?
+cudaError_t ask(const void* pointer, cudaPointerAttributes* attributes) {
+    return cudaPointerGetAttributes(attributes, pointer);
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+const char* type_name(cudaMemoryType type) {
+    switch (type) {
+        case cudaMemoryTypeUnregistered: return "cudaMemoryTypeUnregistered";
+        case cudaMemoryTypeHost: return "cudaMemoryTypeHost";
+        case cudaMemoryTypeDevice: return "cudaMemoryTypeDevice";
+        case cudaMemoryTypeManaged: return "cudaMemoryTypeManaged";
+    }
+    return "?";
+}
+
+// How an attribute's pointer field relates to the pointer we asked about.
+std::string describe(const void* field, const void* pointer) {
+    if (field == nullptr) return "NULL";
+    if (field == pointer) return "same";
+    return tutorial::format("%p", field);
+}
 
 // What the Runtime API reference promises about each pointer's attributes. Memory CUDA allocated
 // or registered belongs to the device that was current (ours). Its section "Unified Addressing"
@@ -151,7 +160,7 @@ Tally probe_every_kind(int device, bool registered_same_address) {
     Tally t;
     for (const Probe& probe : probes) {
         cudaPointerAttributes a{};
-        const cudaError_t status = cudaPointerGetAttributes(&a, probe.pointer);
+        const cudaError_t status = ask(probe.pointer, &a);
         const bool ok = as_documented(probe, status, a, device);
         t.wrong += ok ? 0 : 1;
         if (probe.expected == cudaMemoryTypeUnregistered) {

@@ -13,12 +13,40 @@
 
 namespace {
 
+// What the CPU found after the kernel wrote through the host pointer.
+struct Direct {
+    std::size_t wrong;  // values not 2 * i + 1
+    void* host;         // the pointer cudaHostAlloc returned
+    void* device_view;  // what cudaHostGetDevicePointer says kernels should use
+};
+
+// lesson:begin
 __global__ void double_plus_one(std::uint32_t* data, std::size_t count) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
         data[i] = data[i] * 2 + 1;
     }
 }
+
+// A kernel writes through the pointer cudaHostAlloc returned, untranslated: with unified
+// addressing, pinned host memory has the same address on the GPU.
+Direct write_through_host_pointer(std::size_t count) {
+    Direct r{0, nullptr, nullptr};
+    std::uint32_t* host = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&host, count * sizeof *host, cudaHostAllocDefault));
+    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<std::uint32_t>(i);
+    double_plus_one<<<256, 256>>>(host, count);
+    CUDA_CHECK_LAUNCH_SYNC();  // the CPU may look only once the kernel has finished
+    for (std::size_t i = 0; i < count; ++i)
+        r.wrong += host[i] != static_cast<std::uint32_t>(i) * 2 + 1;
+    CUDA_CHECK(cudaHostGetDevicePointer(&r.device_view, host, 0));
+    CUDA_CHECK(cudaFreeHost(host));
+    r.host = host;
+    return r;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 struct Measurement {
     double ms;
@@ -35,29 +63,6 @@ double time_sum_once(const std::uint32_t* data, std::size_t bytes, unsigned long
     sum_on_device_async(data, bytes / sizeof *data, sum, nullptr);
     timer.stop();
     return timer.elapsed_ms();
-}
-
-// 1. A kernel writes through the pointer cudaHostAlloc returned, untranslated. True if every
-// value arrived and cudaHostGetDevicePointer gave back the same address.
-bool write_through_host_pointer() {
-    const std::size_t count = 1 << 20;
-    std::uint32_t* host = nullptr;
-    CUDA_CHECK(cudaHostAlloc(&host, count * sizeof *host, cudaHostAllocDefault));
-    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<std::uint32_t>(i);
-    double_plus_one<<<256, 256>>>(host, count);
-    CUDA_CHECK_LAUNCH_SYNC();  // the CPU may look only once the kernel has finished
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < count; ++i)
-        wrong += host[i] != static_cast<std::uint32_t>(i) * 2 + 1;
-    void* device_view = nullptr;
-    CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
-    CUDA_CHECK(cudaFreeHost(host));
-    std::printf(
-        "A kernel doubled-plus-one %zu values through the cudaHostAlloc pointer %p:\n"
-        "%zu wrong after cudaDeviceSynchronize. cudaHostGetDevicePointer returns %p, %s.\n\n",
-        count, static_cast<void*>(host), wrong, device_view,
-        device_view == host ? "the same address" : "a DIFFERENT address");
-    return wrong == 0 && device_view == host;
 }
 
 // 2. What that costs: the same reading kernel over pinned host and over device memory, and the
@@ -109,7 +114,14 @@ Reads time_reads(std::size_t bytes, int iters) {
 }  // namespace
 
 tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
-    const bool direct_ok = write_through_host_pointer();
+    const std::size_t direct_count = 1 << 20;
+    const Direct direct = write_through_host_pointer(direct_count);
+    std::printf(
+        "A kernel doubled-plus-one %zu values through the cudaHostAlloc pointer %p:\n"
+        "%zu wrong after cudaDeviceSynchronize. cudaHostGetDevicePointer returns %p, %s.\n\n",
+        direct_count, direct.host, direct.wrong, direct.device_view,
+        direct.device_view == direct.host ? "the same address" : "a DIFFERENT address");
+    const bool direct_ok = direct.wrong == 0 && direct.device_view == direct.host;
 
     const std::size_t bytes =
         ctx.size_or(ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{1} << 30)) / 16 * 16;

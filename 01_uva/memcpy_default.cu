@@ -16,6 +16,20 @@
 using tutorial::Buffer;
 using tutorial::MemoryKind;
 
+namespace {
+
+// lesson:begin
+// With unified addressing the runtime tells from the two addresses where each buffer lives, so
+// one kind serves every direction: host to device, device to host, device to device, host to host.
+void copy(void* destination, const void* source, std::size_t bytes) {
+    CUDA_CHECK(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
 // Child role: copies whose explicit kind contradicts the addresses. They run in a child process
 // because what the runtime does with a wrong kind depends on the system: on a UVA system it
 // mostly trusts the addresses, elsewhere it could touch device memory from the CPU and crash.
@@ -95,7 +109,7 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
             const Buffer destination(to, bytes);
             fill(source, count, seed);
             fill(destination, count, ~seed);  // something else, so a skipped copy shows
-            CUDA_CHECK(cudaMemcpy(destination.get(), source.get(), bytes, cudaMemcpyDefault));
+            copy(destination.get(), source.get(), bytes);
             const std::size_t wrong = mismatches(destination, count, seed);
             bad_pairs += wrong == 0 ? 0 : 1;
             row.push_back(wrong == 0 ? "ok" : tutorial::format("%zu wrong", wrong));

@@ -14,6 +14,16 @@
 
 namespace {
 
+constexpr std::size_t count = 1 << 20;
+
+// What each call returned in the process that was handed another process's pointer.
+struct Use {
+    cudaError_t query;
+    cudaMemoryType type;
+    cudaError_t launch, finish, after;
+};
+
+// lesson:begin
 __global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::size_t count) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -21,37 +31,44 @@ __global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::s
     }
 }
 
-constexpr std::size_t count = 1 << 20;
+// The mistake: a device pointer another process allocated, received as a number and used as it
+// is. No CUDA_CHECK on the calls that are expected to fail: what they return is the lesson.
+Use use_foreign_pointer(const std::uint32_t* foreign) {
+    Use r{};
+    cudaPointerAttributes attributes{};
+    r.query = cudaPointerGetAttributes(&attributes, foreign);
+    r.type = attributes.type;
+    std::uint32_t* mine = nullptr;
+    CUDA_CHECK(cudaMalloc(&mine, count * sizeof *mine));
+    copy_kernel<<<256, 256>>>(foreign, mine, count);
+    r.launch = cudaGetLastError();
+    r.finish = cudaDeviceSynchronize();
+    r.after = cudaFree(mine);  // after an illegal address, the context is unusable
+    return r;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 }  // namespace
 
-// Child role: reads a pointer value from stdin and tries to use it. Deliberately no CUDA_CHECK on
-// the calls that are expected to fail: the point is to print what they return.
+// Child role: reads a pointer value from stdin and tries to use it.
 int child_use_foreign_pointer(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     std::uintptr_t address = 0;
     std::cin >> std::hex >> address;
     const auto* foreign = reinterpret_cast<const std::uint32_t*>(address);
     std::printf("received the address %p\n", static_cast<const void*>(foreign));
-
-    cudaPointerAttributes attributes{};
-    const cudaError_t query = cudaPointerGetAttributes(&attributes, foreign);
-    std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(query),
-                attributes.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
-                                                              : "something CUDA knows");
-
-    std::uint32_t* mine = nullptr;
-    CUDA_CHECK(cudaMalloc(&mine, count * sizeof *mine));
-    copy_kernel<<<256, 256>>>(foreign, mine, count);
-    const cudaError_t launch = cudaGetLastError();
-    const cudaError_t finish = cudaDeviceSynchronize();
+    const Use r = use_foreign_pointer(foreign);
+    std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(r.query),
+                r.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
+                                                     : "something CUDA knows");
     std::printf("a kernel reading it: launch %s, then cudaDeviceSynchronize returned %s (%s)\n",
-                cudaGetErrorName(launch), cudaGetErrorName(finish), cudaGetErrorString(finish));
-    // After an illegal address the context is unusable: every later call fails the same way.
-    const cudaError_t after = cudaFree(mine);
+                cudaGetErrorName(r.launch), cudaGetErrorName(r.finish),
+                cudaGetErrorString(r.finish));
     std::printf("the next call, cudaFree, returned %s too: the error is sticky\n",
-                cudaGetErrorName(after));
-    return finish == cudaSuccess ? 0 : 3;
+                cudaGetErrorName(r.after));
+    return r.finish == cudaSuccess ? 0 : 3;
 }
 
 tutorial::Result run_other_process(tutorial::Context& ctx) {

@@ -25,6 +25,15 @@ constexpr int adds_per_thread = 1000;
 constexpr int counter_blocks = 132;  // one per SM of an H100 or H200
 constexpr int counter_threads = 256;
 
+struct PairFacts {
+    int from, to;            // a kernel on GPU `from` uses memory of GPU `to`
+    int can_access = 0;      // cudaDeviceCanAccessPeer
+    int rank = 0;            // cudaDevP2PAttrPerformanceRank
+    int native_atomics = 0;  // cudaDevP2PAttrNativeAtomicSupported
+    std::size_t wrong = 0;   // values wrong after the kernel copied the peer's buffer
+};
+
+// lesson:begin
 __global__ void read_all(const std::uint32_t* from, std::uint32_t* to, std::size_t n) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -38,14 +47,7 @@ __global__ void add_to_counter(unsigned long long* counter) {
     for (int k = 0; k < adds_per_thread; ++k) atomicAdd_system(counter, 1ull);
 }
 
-struct PairFacts {
-    int from, to;            // a kernel on GPU `from` uses memory of GPU `to`
-    int can_access = 0;      // cudaDeviceCanAccessPeer
-    int rank = 0;            // cudaDevP2PAttrPerformanceRank
-    int native_atomics = 0;  // cudaDevP2PAttrNativeAtomicSupported
-    std::size_t wrong = 0;   // values wrong after the kernel copied the peer's buffer
-};
-
+// Can GPU `from` reach GPU `to`'s memory, how well, with native atomics?
 PairFacts pair_facts(int from, int to) {
     PairFacts p{from, to};
     CUDA_CHECK(cudaDeviceCanAccessPeer(&p.can_access, from, to));
@@ -68,6 +70,9 @@ void read_through_peer(PairFacts& p, std::uint32_t* const* buffers) {
     CUDA_CHECK(cudaFree(local));
     CUDA_CHECK(cudaDeviceDisablePeerAccess(p.to));
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // Every GPU adds to one counter in GPU 0's memory at the same time.
 unsigned long long count_on_gpu0(int gpus, unsigned long long& expected) {

@@ -26,6 +26,32 @@ constexpr std::size_t small_copy = 4;  // bytes: the latency of a copy that carr
 constexpr int small_copies = 100;
 constexpr double hold_timeout_ms = 2000.0;
 
+// lesson:begin
+// Peer access from every GPU to every other, or none: with it, a copy between two GPUs goes
+// straight over their link; without it, the driver stages it through host memory.
+void set_peer_access(int gpus, bool enable) {
+    for (int from = 0; from < gpus; ++from) {
+        CUDA_CHECK(cudaSetDevice(from));
+        for (int to = 0; to < gpus; ++to) {
+            if (to == from) continue;
+            if (enable) {
+                CUDA_CHECK(cudaDeviceEnablePeerAccess(to, 0));
+            } else {
+                CUDA_CHECK(cudaDeviceDisablePeerAccess(to));
+            }
+        }
+    }
+}
+
+// One copy from GPU `from` to GPU `to`, queued on a stream of the sending GPU.
+void copy_peer(const std::vector<std::uint32_t*>& receive, const std::vector<std::uint32_t*>& send,
+               int from, int to, std::size_t bytes, cudaStream_t stream) {
+    CUDA_CHECK(cudaMemcpyPeerAsync(receive[to], to, send[from], from, bytes, stream));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // Spins until the host sets *release (pinned host memory, which every GPU can read under unified
 // addressing), so that everything queued behind it on the stream starts at once. It gives up after
 // a deadline and says so, so that a host that never releases it cannot hang the GPU.
@@ -76,7 +102,7 @@ double one_way_ms(const Buffers& b, int from, int to, std::size_t bytes, int cop
         hold.start(stream);
         timer.start();
         for (int c = 0; c < copies; ++c) {
-            CUDA_CHECK(cudaMemcpyPeerAsync(b.receive[to], to, b.send[from], from, bytes, stream));
+            copy_peer(b.receive, b.send, from, to, bytes, stream);
         }
         timer.stop();
         hold.end();
@@ -106,8 +132,8 @@ double both_ways_ms(const Buffers& b, int a, int c, std::size_t bytes, int copie
         CUDA_CHECK(cudaEventRecord(go, on_a));
         CUDA_CHECK(cudaStreamWaitEvent(on_c, go, 0));  // events work across devices
         for (int k = 0; k < copies; ++k) {
-            CUDA_CHECK(cudaMemcpyPeerAsync(b.receive[c], c, b.send[a], a, bytes, on_a));
-            CUDA_CHECK(cudaMemcpyPeerAsync(b.receive[a], a, b.send[c], c, bytes, on_c));
+            copy_peer(b.receive, b.send, a, c, bytes, on_a);
+            copy_peer(b.receive, b.send, c, a, bytes, on_c);
         }
         CUDA_CHECK(cudaEventRecord(c_done, on_c));
         CUDA_CHECK(cudaStreamWaitEvent(on_a, c_done, 0));
@@ -179,19 +205,6 @@ void measure_pair(PairRates& p, const Buffers& b, bool peer, int runs, int copie
     p.kernel = tutorial::gb_per_s(bytes, kernel_read_ms(b, p.from, p.to, runs));
 }
 
-void set_peer_access(int gpus, bool enable) {
-    for (int from = 0; from < gpus; ++from) {
-        CUDA_CHECK(cudaSetDevice(from));
-        for (int to = 0; to < gpus; ++to) {
-            if (to == from) continue;
-            if (enable) {
-                CUDA_CHECK(cudaDeviceEnablePeerAccess(to, 0));
-            } else {
-                CUDA_CHECK(cudaDeviceDisablePeerAccess(to));
-            }
-        }
-    }
-}
 
 BandwidthResult measure_bandwidth(int gpus, std::size_t count, int copies, int runs, Hold& hold) {
     BandwidthResult r;

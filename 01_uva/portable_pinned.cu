@@ -21,6 +21,31 @@ namespace {
 
 constexpr std::uint32_t seed = 31;
 
+struct Pinned {
+    std::uint32_t* portable;
+    std::uint32_t* plain;
+};
+
+// lesson:begin
+// Two pinned buffers made while GPU `home` is current: one asks to count as pinned for every
+// CUDA context (cudaHostAllocPortable), the other does not.
+Pinned allocate_pinned(int home, std::size_t bytes) {
+    Pinned p{nullptr, nullptr};
+    CUDA_CHECK(cudaSetDevice(home));
+    CUDA_CHECK(cudaHostAlloc(&p.portable, bytes, cudaHostAllocPortable));
+    CUDA_CHECK(cudaHostAlloc(&p.plain, bytes, cudaHostAllocDefault));
+    return p;
+}
+
+// Any GPU copies from either of them into its own memory.
+void copy_to(int gpu, std::uint32_t* device, const std::uint32_t* host, std::size_t bytes) {
+    CUDA_CHECK(cudaSetDevice(gpu));
+    CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // cudaHostGetFlags answers in cudaHostAlloc's flag values.
 std::string flag_names(unsigned flags) {
     std::string text;
@@ -47,9 +72,7 @@ double copy_ms(int gpu, std::uint32_t* device, const std::uint32_t* host, std::s
     CUDA_CHECK(cudaSetDevice(gpu));
     tutorial::EventTimer timer;
     timer.start();
-    for (int c = 0; c < copies; ++c) {
-        CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
-    }
+    for (int c = 0; c < copies; ++c) copy_to(gpu, device, host, bytes);
     timer.stop();
     return timer.elapsed_ms() / copies;
 }
@@ -74,11 +97,9 @@ struct PortableResult {
 PortableResult measure_portable(int gpus, int home, std::size_t count, int rounds) {
     PortableResult r;
     const std::size_t bytes = count * sizeof(std::uint32_t);
-    std::uint32_t* portable = nullptr;
-    std::uint32_t* plain = nullptr;
-    CUDA_CHECK(cudaSetDevice(home));  // both are allocated while the home GPU is current
-    CUDA_CHECK(cudaHostAlloc(&portable, bytes, cudaHostAllocPortable));
-    CUDA_CHECK(cudaHostAlloc(&plain, bytes, cudaHostAllocDefault));
+    const Pinned pinned = allocate_pinned(home, bytes);
+    std::uint32_t* portable = pinned.portable;
+    std::uint32_t* plain = pinned.plain;
     CUDA_CHECK(cudaHostGetFlags(&r.portable_flags, portable));
     CUDA_CHECK(cudaHostGetFlags(&r.plain_flags, plain));
     CUDA_CHECK(cudaSetDevice((home + 1) % gpus));

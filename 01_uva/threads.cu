@@ -10,9 +10,33 @@
 #include <future>
 #include <thread>
 
+namespace {
+
+constexpr std::uint32_t seed = 42;
+
+// lesson:begin
+// A worker thread uses a buffer and an event the main thread made: both belong to the process.
+// Its current device does not: every new host thread starts on device 0, so it sets its own.
+// Returns the current device the thread started with.
+int worker(int device, std::uint32_t* buffer, std::size_t count, cudaEvent_t done) {
+    int before = -1;
+    CUDA_CHECK(cudaGetDevice(&before));
+    CUDA_CHECK(cudaSetDevice(device));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    fill_on_device_async(buffer, count, seed, stream);  // a kernel writes the main thread's buffer
+    CUDA_CHECK(cudaEventRecord(done, stream));          // and records the main thread's event
+    CUDA_CHECK(cudaStreamDestroy(stream));  // legal before the kernel ends: it still finishes
+    return before;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
 tutorial::Result run_threads(tutorial::Context& ctx) {
     const std::size_t count = ctx.quick() ? (1 << 20) : (16 << 20);
-    const std::uint32_t seed = 42;
     std::uint32_t* buffer = nullptr;
     cudaEvent_t done = nullptr;
     CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
@@ -27,21 +51,13 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
     // The worker must not wait on the event before it has been recorded, so the worker says when.
     std::promise<int> recorded;
     int before = -1;  // the worker's current device before it set one
-    std::thread worker([&] {
-        // The current device is per host thread and starts at 0 in every new thread: a worker
-        // that should use device N has to say so.
-        CUDA_CHECK(cudaGetDevice(&before));
-        CUDA_CHECK(cudaSetDevice(ctx.device));
-        cudaStream_t stream = nullptr;
-        CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        fill_on_device_async(buffer, count, seed, stream);
-        CUDA_CHECK(cudaEventRecord(done, stream));
+    std::thread thread([&] {
+        before = worker(ctx.device, buffer, count, done);
         std::printf(
             "Worker thread: current device was %d, set it to %d, launched a kernel on the\n"
             "main thread's buffer %p and recorded the main thread's event.\n",
             before, ctx.device, static_cast<void*>(buffer));
         recorded.set_value(0);
-        CUDA_CHECK(cudaStreamDestroy(stream));  // legal before the kernel ends: it still finishes
     });
 
     recorded.get_future().wait();
@@ -50,7 +66,7 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
     CUDA_CHECK(cudaEventSynchronize(done));
     const std::size_t wrong = mismatches_on_device(buffer, count, seed);
     std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n", wrong, count);
-    worker.join();
+    thread.join();
 
     CUDA_CHECK(cudaEventDestroy(done));
     CUDA_CHECK(cudaFree(buffer));
