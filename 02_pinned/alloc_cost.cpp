@@ -24,6 +24,37 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
+// What is timed: getting pinned memory and giving it back, three ways (plain malloc and free
+// are the yardstick). Pinning costs the OS work per page, on the way in and on the way out.
+void* allocate_pinned(std::size_t bytes) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMallocHost(&p, bytes));
+    return p;
+}
+
+void* allocate_write_combined(std::size_t bytes) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocWriteCombined));
+    return p;
+}
+
+void free_pinned(void* p) {
+    CUDA_CHECK(cudaFreeHost(p));
+}
+
+// Memory the program already has, pinned where it is, and later unpinned (then still usable).
+void pin(void* p, std::size_t bytes) {
+    CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterDefault));
+}
+
+void unpin(void* p) {
+    CUDA_CHECK(cudaHostUnregister(p));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct Cost {
     double acquire_ms = 0.0;     // allocate, or pin
     double release_ms = 0.0;     // free, or unpin
@@ -111,29 +142,17 @@ Costs measure_costs(std::size_t bytes, int runs, void* touched) {
         },
         [](void* p) { std::free(p); });
     c.malloc_host = measure(
-        runs,
-        [&] {
-            void* p = nullptr;
-            CUDA_CHECK(cudaMallocHost(&p, bytes));
-            return p;
-        },
-        [](void* p) { CUDA_CHECK(cudaFreeHost(p)); });
+        runs, [&] { return allocate_pinned(bytes); }, [](void* p) { free_pinned(p); });
     c.host_alloc_wc = measure(
-        runs,
-        [&] {
-            void* p = nullptr;
-            CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocWriteCombined));
-            return p;
-        },
-        [](void* p) { CUDA_CHECK(cudaFreeHost(p)); });
+        runs, [&] { return allocate_write_combined(bytes); }, [](void* p) { free_pinned(p); });
     c.registration = measure(
         runs,
         [&] {
-            CUDA_CHECK(cudaHostRegister(touched, bytes, cudaHostRegisterDefault));
+            pin(touched, bytes);
             return touched;
         },
         [&](void* p) {
-            CUDA_CHECK(cudaHostUnregister(p));
+            unpin(p);
             c.forgotten_after_unregister = c.forgotten_after_unregister && !is_pinned(p);
         });
     return c;

@@ -26,6 +26,7 @@ namespace {
 constexpr std::uint32_t lcg_a = 1664525u;
 constexpr std::uint32_t lcg_c = 1013904223u;
 
+// lesson:begin
 __global__ void transform_kernel(const std::uint32_t* in, std::uint32_t* out, std::size_t count,
                                  int rounds) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
@@ -35,6 +36,29 @@ __global__ void transform_kernel(const std::uint32_t* in, std::uint32_t* out, st
         out[i] = x;
     }
 }
+
+// The buffer in K chunks: chunk i goes up, through the kernel and back down in stream i, so one
+// chunk's kernel can run while the next one uploads and the one before downloads. The host
+// buffers are pinned: from pageable memory the copies could not overlap anything.
+void pipeline(const std::uint32_t* in, std::uint32_t* out, std::uint32_t* d_in,
+              std::uint32_t* d_out, std::size_t count, const std::vector<cudaStream_t>& streams,
+              int k, int rounds) {
+    const std::size_t chunk = (count + k - 1) / k;
+    for (int i = 0; i < k; ++i) {
+        const std::size_t first = i * chunk;
+        if (first >= count) break;  // fewer elements than streams
+        const std::size_t n = std::min(chunk, count - first);
+        CUDA_CHECK(cudaMemcpyAsync(d_in + first, in + first, n * sizeof *in,
+                                   cudaMemcpyHostToDevice, streams[i]));
+        transform_kernel<<<1024, 256, 0, streams[i]>>>(d_in + first, d_out + first, n, rounds);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpyAsync(out + first, d_out + first, n * sizeof *out,
+                                   cudaMemcpyDeviceToHost, streams[i]));
+    }
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 void launch_transform(const std::uint32_t* in, std::uint32_t* out, std::size_t count, int rounds,
                       cudaStream_t stream) {
@@ -175,21 +199,10 @@ Stages time_stages(const Pipeline& p, int runs) {
 // (events on the legacy default stream, which waits for every stream) and counts wrong results.
 double run_pipeline(const Pipeline& p, const std::vector<cudaStream_t>& streams, int k, int rounds,
                     std::size_t& wrong) {
-    const std::size_t chunk = (p.count + k - 1) / k;
     std::memset(p.out(), 0, p.count * sizeof(std::uint32_t));  // a chunk that never came back shows
     tutorial::EventTimer whole;
     whole.start();
-    for (int i = 0; i < k; ++i) {
-        const std::size_t first = i * chunk;
-        if (first >= p.count) break;  // fewer elements than streams
-        const std::size_t n = std::min(chunk, p.count - first);
-        const std::size_t span = n * sizeof(std::uint32_t);
-        CUDA_CHECK(
-            cudaMemcpyAsync(p.d_in() + first, p.in() + first, span, cudaMemcpyDefault, streams[i]));
-        launch_transform(p.d_in() + first, p.d_out() + first, n, rounds, streams[i]);
-        CUDA_CHECK(cudaMemcpyAsync(p.out() + first, p.d_out() + first, span, cudaMemcpyDefault,
-                                   streams[i]));
-    }
+    pipeline(p.in(), p.out(), p.d_in(), p.d_out(), p.count, streams, k, rounds);
     whole.stop();
     const double ms = whole.elapsed_ms();
     wrong += transform_mismatches(p.in(), p.out(), p.count, rounds);

@@ -17,6 +17,7 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
 // The four kinds of host memory, each allocated with its own call and freed with the matching
 // one (chapter 02's `misuse` shows what a mismatch does).
 struct HostBuffers {
@@ -42,6 +43,14 @@ struct HostBuffers {
     HostBuffers(const HostBuffers&) = delete;
     HostBuffers& operator=(const HostBuffers&) = delete;
 };
+
+// What is timed: copies between one of them and device memory, in either direction.
+void copy(void* destination, const void* source, std::size_t bytes) {
+    CUDA_CHECK(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 struct Kind {
     const char* name;
@@ -76,9 +85,7 @@ struct Totals {
 double copy_ms(void* destination, const void* source, std::size_t bytes, int repeats) {
     tutorial::EventTimer timer;
     timer.start();
-    for (int r = 0; r < repeats; ++r) {
-        CUDA_CHECK(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault));
-    }
+    for (int r = 0; r < repeats; ++r) copy(destination, source, bytes);
     timer.stop();
     return timer.elapsed_ms() / repeats;
 }

@@ -11,6 +11,16 @@
 
 namespace {
 
+constexpr int count = 100;
+
+// What the three allocations are to CUDA, and what arrived at the end of the journey.
+struct Journey {
+    std::string device_type, host_type, pinned_type;
+    float value;  // memory_page_locked[2]
+    int wrong;    // values that differ from the pageable original
+};
+
+// lesson:begin
 const char* memory_type_name(const void* pointer) {
     cudaPointerAttributes attributes{};
     CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
@@ -23,53 +33,55 @@ const char* memory_type_name(const void* pointer) {
     return "?";
 }
 
+// A value carried pageable -> device -> pinned; each buffer freed with its own call.
+Journey carry_a_value() {
+    const std::size_t bytes = count * sizeof(float);
+    float* memory_device = nullptr;
+    CUDA_CHECK(cudaMalloc(&memory_device, bytes));
+    float* memory_host = new float[count];  // every element gets a value, not only element 2
+    for (int i = 0; i < count; ++i) memory_host[i] = 0.5f * static_cast<float>(i);
+    memory_host[2] = 520.25f;
+    CUDA_CHECK(cudaMemcpy(memory_device, memory_host, bytes, cudaMemcpyHostToDevice));
+    float* memory_page_locked = nullptr;
+    CUDA_CHECK(cudaMallocHost(&memory_page_locked, bytes));
+    for (int i = 0; i < count; ++i) memory_page_locked[i] = std::numeric_limits<float>::quiet_NaN();
+    CUDA_CHECK(cudaMemcpy(memory_page_locked, memory_device, bytes, cudaMemcpyDeviceToHost));
+
+    Journey j{memory_type_name(memory_device), memory_type_name(memory_host),
+              memory_type_name(memory_page_locked), memory_page_locked[2], 0};
+    for (int i = 0; i < count; ++i) j.wrong += !(memory_page_locked[i] == memory_host[i]);
+    CUDA_CHECK(cudaFreeHost(memory_page_locked));
+    delete[] memory_host;
+    CUDA_CHECK(cudaFree(memory_device));
+    return j;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 }  // namespace
 
 tutorial::Result run_basics(tutorial::Context& ctx) {
-    constexpr int count = 100;
-    constexpr std::size_t bytes = count * sizeof(float);
     std::printf(
         "device memory from cudaMalloc, pageable memory from new[], pinned memory from\n"
         "cudaMallocHost; %d floats are copied pageable -> device -> pinned.\n\n",
         count);
-
-    float* memory_device = nullptr;
-    CUDA_CHECK(cudaMalloc(&memory_device, bytes));
-
-    // Every element gets a value, not only element 2: copying uninitialised memory would hide
-    // whether the copy worked, and compute-sanitizer's initcheck would rightly complain.
-    float* memory_host = new float[count];
-    for (int i = 0; i < count; ++i) memory_host[i] = 0.5f * static_cast<float>(i);
-    memory_host[2] = 520.25f;
-    CUDA_CHECK(cudaMemcpy(memory_device, memory_host, bytes, cudaMemcpyHostToDevice));
-
-    float* memory_page_locked = nullptr;
-    CUDA_CHECK(cudaMallocHost(&memory_page_locked, bytes));
-    // NaN never compares equal, so any element the copy below missed shows up as a mismatch.
-    for (int i = 0; i < count; ++i) memory_page_locked[i] = std::numeric_limits<float>::quiet_NaN();
-    CUDA_CHECK(cudaMemcpy(memory_page_locked, memory_device, bytes, cudaMemcpyDeviceToHost));
-
+    const Journey j = carry_a_value();
+    const std::string& device_type = j.device_type;
+    const std::string& host_type = j.host_type;
+    const std::string& pinned_type = j.pinned_type;
     tutorial::Table table(
         {{"pointer"}, {"allocated with"}, {"cudaPointerGetAttributes"}, {"freed with"}});
-    const std::string device_type = memory_type_name(memory_device);
-    const std::string host_type = memory_type_name(memory_host);
-    const std::string pinned_type = memory_type_name(memory_page_locked);
     table.add_row({"memory_device", "cudaMalloc", device_type, "cudaFree"});
     table.add_row({"memory_host", "new float[100]", host_type, "delete[]"});
     table.add_row({"memory_page_locked", "cudaMallocHost", pinned_type, "cudaFreeHost"});
     table.print();
-
-    int wrong = 0;
-    for (int i = 0; i < count; ++i) wrong += !(memory_page_locked[i] == memory_host[i]);
-    const float value = memory_page_locked[2];
+    const float value = j.value;
+    const int wrong = j.wrong;
     std::printf(
         "\nmemory_page_locked[2] = %f (expected %f); %d of %d values differ from\n"
         "the pageable original.\n",
         value, 520.25f, wrong, count);
-
-    CUDA_CHECK(cudaFreeHost(memory_page_locked));
-    delete[] memory_host;
-    CUDA_CHECK(cudaFree(memory_device));
     std::printf(
         "\nThe runtime knows nothing about memory from new[] (\"unregistered\"): the first copy\n"
         "had to stage it through a pinned buffer of the driver's own. The pinned buffer is\n"

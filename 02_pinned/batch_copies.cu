@@ -47,17 +47,8 @@ struct Copies {
     std::vector<std::size_t> sizes;
 };
 
-// Piece i goes from source piece order[i] to destination slot 2 * i.
-Copies plan(const char* host, char* device, const std::vector<std::uint32_t>& order) {
-    Copies c;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        c.dsts.push_back(device + 2 * i * piece);
-        c.srcs.push_back(host + static_cast<std::size_t>(order[i]) * piece);
-        c.sizes.push_back(piece);
-    }
-    return c;
-}
-
+// lesson:begin
+// Many small copies: one call each...
 void copy_loop(const Copies& c, cudaStream_t stream) {
     for (std::size_t i = 0; i < c.dsts.size(); ++i) {
         CUDA_CHECK(
@@ -75,6 +66,20 @@ void copy_batch(const Copies& c, cudaMemcpySrcAccessOrder order, cudaStream_t st
     std::size_t first_copy_of_each[] = {0};
     CUDA_CHECK(cudaMemcpyBatchAsync(c.dsts.data(), c.srcs.data(), c.sizes.data(), c.dsts.size(),
                                     &attributes, first_copy_of_each, 1, stream));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+// Piece i goes from source piece order[i] to destination slot 2 * i.
+Copies plan(const char* host, char* device, const std::vector<std::uint32_t>& order) {
+    Copies c;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        c.dsts.push_back(device + 2 * i * piece);
+        c.srcs.push_back(host + static_cast<std::size_t>(order[i]) * piece);
+        c.sizes.push_back(piece);
+    }
+    return c;
 }
 
 struct Way {

@@ -18,9 +18,49 @@ using tutorial::primary_context_active;
 
 namespace {
 
+// Whether the device's primary context existed after each step (the driver's answer; asking
+// never creates one).
+struct Steps {
+    bool before, after_count, after_properties, after_set_device, after_malloc;
+};
+
+// lesson:begin
+// The opening calls of the tutorial's program. Device queries come first: do they need a
+// context? Which call creates it?
+Steps opening_calls(int device) {
+    Steps s{};
+    s.before = primary_context_active(device);
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    s.after_count = primary_context_active(device);
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    s.after_properties = primary_context_active(device);
+    CUDA_CHECK(cudaSetDevice(device));
+    s.after_set_device = primary_context_active(device);
+    float* memory_device = nullptr;
+    CUDA_CHECK(cudaMalloc(&memory_device, 100 * sizeof(float)));
+    s.after_malloc = primary_context_active(device);
+    CUDA_CHECK(cudaFree(memory_device));
+    return s;
+}
+
+// The same without cudaSetDevice: the runtime uses device 0, and the first call that needs a
+// device creates device 0's primary context itself. Returns whether it exists afterwards.
+bool malloc_without_set_device() {
+    float* memory_device = nullptr;
+    CUDA_CHECK(cudaMalloc(&memory_device, 100 * sizeof(float)));
+    const bool active = primary_context_active(0);
+    CUDA_CHECK(cudaFree(memory_device));
+    return active;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // One line per step, "<step> -> active" or "-> inactive", for the parent to read back.
-void report_state(const char* step, int device) {
-    std::printf("%-52s -> %s\n", step, primary_context_active(device) ? "active" : "inactive");
+void report_state(const char* step, bool active) {
+    std::printf("%-52s -> %s\n", step, active ? "active" : "inactive");
 }
 
 struct ContextSteps {
@@ -49,34 +89,21 @@ ContextSteps measure_context_steps(int device) {
 
 }  // namespace
 
-// Child role: the opening calls of the tutorial's program, with the primary context's state after
-// each. Device queries come first, to see that they do not need a context.
+// Child role: opening_calls, with the primary context's state after each step.
 int child_context_steps(const std::vector<std::string>& args) {
-    const int device = std::atoi(args.at(0).c_str());
-    report_state("before any runtime call that needs a device", device);
-    int count = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&count));
-    report_state("cudaGetDeviceCount(&count)", device);
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    report_state("cudaGetDeviceProperties(&prop, device)", device);
-    CUDA_CHECK(cudaSetDevice(device));
-    report_state("cudaSetDevice(device)", device);
-    float* memory_device = nullptr;
-    CUDA_CHECK(cudaMalloc(&memory_device, 100 * sizeof(float)));
-    report_state("then cudaMalloc(&memory_device, 100 * sizeof(float))", device);
-    CUDA_CHECK(cudaFree(memory_device));
+    const Steps s = opening_calls(std::atoi(args.at(0).c_str()));
+    report_state("before any runtime call that needs a device", s.before);
+    report_state("cudaGetDeviceCount(&count)", s.after_count);
+    report_state("cudaGetDeviceProperties(&prop, device)", s.after_properties);
+    report_state("cudaSetDevice(device)", s.after_set_device);
+    report_state("then cudaMalloc(&memory_device, 100 * sizeof(float))", s.after_malloc);
     return 0;
 }
 
-// Child role: the same program without cudaSetDevice. The runtime then uses device 0, and the
-// first call that needs a device has to create that device's primary context itself.
+// Child role: malloc_without_set_device, with the state before and after.
 int child_context_without_set_device(const std::vector<std::string>&) {
-    report_state("before any runtime call that needs a device", 0);
-    float* memory_device = nullptr;
-    CUDA_CHECK(cudaMalloc(&memory_device, 100 * sizeof(float)));
-    report_state("cudaMalloc with no cudaSetDevice before it", 0);
-    CUDA_CHECK(cudaFree(memory_device));
+    report_state("before any runtime call that needs a device", primary_context_active(0));
+    report_state("cudaMalloc with no cudaSetDevice before it", malloc_without_set_device());
     return 0;
 }
 

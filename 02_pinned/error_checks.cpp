@@ -17,14 +17,15 @@ using tutorial::ChildResult;
 
 namespace {
 
+// lesson:begin
 // The tutorial's check: report a failed call, then return false and leave the rest to the caller.
 // Its program never looks at that value, so it carries on after every failure.
 #define checkRuntime(op) check_runtime_report((op), #op, __FILE__, __LINE__)
 
 bool check_runtime_report(cudaError_t code, const char* op, const char* file, int line) {
     if (code == cudaSuccess) return true;
-    std::printf("runtime error %s:%d  %s failed.\n  code = %s, message = %s\n", file, line, op,
-                cudaGetErrorName(code), cudaGetErrorString(code));
+    std::printf("runtime error %s:%d  %s failed.\n  code = %s, message = %s\n",  // its output
+                file, line, op, cudaGetErrorName(code), cudaGetErrorString(code));
     return false;
 }
 
@@ -51,13 +52,16 @@ int tutorial_program(int device_id, std::size_t too_many_bytes) {
     CHECK(cudaMallocHost(&memory_page_locked, 100 * sizeof(float)));
     CHECK(
         cudaMemcpy(memory_page_locked, memory_device, sizeof(float) * 100, cudaMemcpyDeviceToHost));
-    std::printf("%f\n", memory_page_locked[2]);
+    std::printf("%f\n", memory_page_locked[2]);  // its output
     CHECK(cudaFreeHost(memory_page_locked));
     delete[] memory_host;
     CHECK(cudaFree(memory_device));
     return 0;
 #undef CHECK
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // What one version of the program did: how many failures it reported, and the value it printed.
 struct MacroRun {

@@ -16,6 +16,40 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
+// Pinned memory made either way: allocated pinned (cudaHostAlloc), or allocated by malloc and
+// pinned where it is (cudaHostRegister). Each flag asks for something more.
+std::uint32_t* pin(bool registered, unsigned flags, std::size_t bytes) {
+    std::uint32_t* host = nullptr;
+    if (registered) {
+        host = static_cast<std::uint32_t*>(std::malloc(bytes));
+        CUDA_CHECK(cudaHostRegister(host, bytes, flags));
+    } else {
+        CUDA_CHECK(cudaHostAlloc(&host, bytes, flags));
+    }
+    return host;
+}
+
+void unpin(bool registered, std::uint32_t* host) {
+    if (registered) {
+        CUDA_CHECK(cudaHostUnregister(host));
+        std::free(host);
+    } else {
+        CUDA_CHECK(cudaFreeHost(host));
+    }
+}
+
+// What CUDA says about it: its flags (documented for cudaHostAlloc memory only, so the status
+// is returned, not checked) and the address kernels must use.
+cudaError_t ask(std::uint32_t* host, unsigned* flags, void** device_view) {
+    const cudaError_t asked = cudaHostGetFlags(flags, host);
+    CUDA_CHECK(cudaHostGetDevicePointer(device_view, host, 0));
+    return asked;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct FlagName {
     unsigned bit;
     const char* name;
@@ -80,20 +114,14 @@ Outcome try_flags(const Row& row, std::uint32_t seed, const Device& device) {
     const std::size_t bytes = 1 << 20;
     const std::size_t count = bytes / sizeof(std::uint32_t);
     const bool read_only = row.registered && (row.flags & cudaHostRegisterReadOnly);
-    std::uint32_t* host = nullptr;
-    if (row.registered) {
-        host = static_cast<std::uint32_t*>(std::malloc(bytes));
-        CUDA_CHECK(cudaHostRegister(host, bytes, row.flags));
-    } else {
-        CUDA_CHECK(cudaHostAlloc(&host, bytes, row.flags));
-    }
+    std::uint32_t* host = pin(row.registered, row.flags, bytes);
     Outcome o{};
-    // The reference says cudaHostGetFlags fails for memory cudaHostAlloc did not allocate, so for
-    // registered memory its answer (or refusal) is what this driver does: not checked, reported.
-    o.asked = cudaHostGetFlags(&o.reported, host);
+    void* view = nullptr;
+    // For registered memory cudaHostGetFlags's answer (or refusal) is what this driver does: not
+    // checked, reported.
+    o.asked = ask(host, &o.reported, &view);
+    auto* device_view = static_cast<std::uint32_t*>(view);
     if (!row.registered) CUDA_CHECK(o.asked);
-    std::uint32_t* device_view = nullptr;
-    CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
     if (read_only) {
         fill_on_host(host, count, seed);
         o.kernel_wrong = mismatches_on_device(device_view, count, seed);
@@ -109,12 +137,7 @@ Outcome try_flags(const Row& row, std::uint32_t seed, const Device& device) {
     const bool flags_back = row.registered || (o.reported & row.flags) == row.flags;
     o.ok = flags_back && o.kernel_wrong == 0 &&
            (!same_address_documented(row, device) || o.same_address);
-    if (row.registered) {
-        CUDA_CHECK(cudaHostUnregister(host));
-        std::free(host);
-    } else {
-        CUDA_CHECK(cudaFreeHost(host));
-    }
+    unpin(row.registered, host);
     return o;
 }
 

@@ -16,33 +16,18 @@ namespace {
 
 constexpr std::size_t demo_bytes = 1 << 20;
 
-__global__ void write_ones(int* data, std::size_t count) {
-    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        data[i] = 1;
-    }
-}
+struct Misuse {
+    const char* call;
+    cudaError_t got;
+    cudaError_t expected;  // what the Runtime API reference documents for it
+};
 
-}  // namespace
-
-// Child role: calls that pair memory with the wrong free or pin function. Each one returns an
-// error and changes nothing; one line per call, exit 0 when every call failed as documented.
-int child_mismatched_calls(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    void* pinned = nullptr;
-    void* device = nullptr;
-    void* registered = std::malloc(demo_bytes);
-    void* plain = std::malloc(demo_bytes);
-    CUDA_CHECK(cudaMallocHost(&pinned, demo_bytes));
-    CUDA_CHECK(cudaMalloc(&device, demo_bytes));
-    CUDA_CHECK(cudaHostRegister(registered, demo_bytes, cudaHostRegisterDefault));
-
-    struct Case {
-        const char* call;
-        cudaError_t got;
-        cudaError_t expected;
-    };
-    const Case cases[] = {
+// lesson:begin
+// Each way of getting memory has its own way of giving it back: cudaMalloc / cudaFree,
+// cudaMallocHost / cudaFreeHost, cudaHostRegister / cudaHostUnregister (then free), malloc /
+// free. Each call below pairs memory with the wrong one: it returns an error and changes nothing.
+std::vector<Misuse> mismatched_calls(void* pinned, void* device, void* registered, void* plain) {
+    return {
         {"cudaFree(pinned)", cudaFree(pinned), cudaErrorInvalidValue},
         {"cudaFreeHost(device)", cudaFreeHost(device), cudaErrorInvalidValue},
         {"cudaFreeHost(malloc'd)", cudaFreeHost(plain), cudaErrorInvalidValue},
@@ -53,9 +38,35 @@ int child_mismatched_calls(const std::vector<std::string>& args) {
         {"cudaHostUnregister(malloc'd)", cudaHostUnregister(plain),
          cudaErrorHostMemoryNotRegistered},
     };
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+__global__ void write_ones(int* data, std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = 1;
+    }
+}
+
+}  // namespace
+
+// Child role: mismatched_calls on one allocation of each kind; one line per call, exit 0 when
+// every call failed as documented.
+int child_mismatched_calls(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    void* pinned = nullptr;
+    void* device = nullptr;
+    void* registered = std::malloc(demo_bytes);
+    void* plain = std::malloc(demo_bytes);
+    CUDA_CHECK(cudaMallocHost(&pinned, demo_bytes));
+    CUDA_CHECK(cudaMalloc(&device, demo_bytes));
+    CUDA_CHECK(cudaHostRegister(registered, demo_bytes, cudaHostRegisterDefault));
+    const std::vector<Misuse> cases = mismatched_calls(pinned, device, registered, plain);
     (void)cudaGetLastError();  // the failed calls above also left their error as the last one
     int unexpected = 0;
-    for (const Case& c : cases) {
+    for (const Misuse& c : cases) {
         const bool as_documented = c.got == c.expected;
         unexpected += as_documented ? 0 : 1;
         std::printf("%-36s -> %s%s\n", c.call, cudaGetErrorName(c.got),

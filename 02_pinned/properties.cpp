@@ -18,6 +18,30 @@ using tutorial::Prediction;
 
 namespace {
 
+// What the device says about host memory.
+struct HostMemoryProperties {
+    int can_map_host_memory, host_register_supported, host_register_read_only_supported;
+    int async_engine_count, integrated;
+};
+
+// lesson:begin
+// cudaDeviceGetAttribute reads one property at a time, as an int, without a cudaDeviceProp.
+HostMemoryProperties host_memory_properties(int device) {
+    HostMemoryProperties p{};
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.can_map_host_memory, cudaDevAttrCanMapHostMemory, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.host_register_supported,
+                                      cudaDevAttrHostRegisterSupported, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.host_register_read_only_supported,
+                                      cudaDevAttrHostRegisterReadOnlySupported, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.async_engine_count, cudaDevAttrAsyncEngineCount, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.integrated, cudaDevAttrIntegrated, device));
+    return p;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above: each property's
+// prediction, then a test of it. ----
+
 // The outcome of a call that is allowed to fail, in words.
 std::string outcome(const char* call, cudaError_t status) {
     cudaGetLastError();  // a refused call leaves its error behind; this test expected it
@@ -125,26 +149,20 @@ Prediction copy_engines(int engines, std::size_t bytes) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    // cudaDeviceGetAttribute reads one property at a time, as an int.
-    const auto attribute = [&](cudaDeviceAttr which) {
-        int value = 0;
-        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
-        return value;
-    };
+    const HostMemoryProperties p = host_memory_properties(ctx.device);
     const std::vector<Prediction> predictions = {
-        mapped_memory(attribute(cudaDevAttrCanMapHostMemory)),
-        registration(attribute(cudaDevAttrHostRegisterSupported), "hostRegisterSupported",
-                     cudaHostRegisterDefault),
-        registration(attribute(cudaDevAttrHostRegisterReadOnlySupported),
-                     "hostRegisterReadOnlySupported", cudaHostRegisterReadOnly),
+        mapped_memory(p.can_map_host_memory),
+        registration(p.host_register_supported, "hostRegisterSupported", cudaHostRegisterDefault),
+        registration(p.host_register_read_only_supported, "hostRegisterReadOnlySupported",
+                     cudaHostRegisterReadOnly),
         // Under compute-sanitizer the timing is not judged, so a small copy is enough there.
-        copy_engines(attribute(cudaDevAttrAsyncEngineCount),
-                     !tutorial::why_timing_not_judged().empty() ? (std::size_t{1} << 20)
-                                                                : (std::size_t{64} << 20)),
+        copy_engines(p.async_engine_count, !tutorial::why_timing_not_judged().empty()
+                                               ? (std::size_t{1} << 20)
+                                               : (std::size_t{64} << 20)),
     };
     return tutorial::check_predictions(
         ctx, predictions,
-        attribute(cudaDevAttrIntegrated)
+        p.integrated
             ? "integrated = 1: the GPU shares the CPU's DRAM, so no PCIe link lies in between."
             : "integrated = 0: host memory is on the other side of a PCIe (or NVLink) link.");
 }

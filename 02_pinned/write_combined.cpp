@@ -14,6 +14,36 @@ using tutorial::format;
 
 namespace {
 
+struct HostBuffers {
+    void* write_combined;
+    void* pinned;
+    void* pageable;
+};
+
+// lesson:begin
+// Three kinds of host memory. Write-combined memory bypasses the CPU's caches: writes are
+// gathered and sent out in bursts, reads go all the way to memory every time.
+HostBuffers allocate_host_buffers(std::size_t bytes) {
+    HostBuffers b{nullptr, nullptr, std::malloc(bytes)};
+    CUDA_CHECK(cudaHostAlloc(&b.write_combined, bytes, cudaHostAllocWriteCombined));
+    CUDA_CHECK(cudaMallocHost(&b.pinned, bytes));
+    return b;
+}
+
+void free_host_buffers(const HostBuffers& b) {
+    std::free(b.pageable);
+    CUDA_CHECK(cudaFreeHost(b.pinned));
+    CUDA_CHECK(cudaFreeHost(b.write_combined));
+}
+
+// What each is for: the CPU writes it, then the copy engine uploads it.
+void upload(std::uint32_t* device, const void* host, std::size_t bytes) {
+    CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct Speeds {
     double write_gbps;  // the CPU writing the buffer
     double read_gbps;   // the CPU reading it back
@@ -36,7 +66,7 @@ Speeds measure(std::uint32_t* data, std::uint32_t* device, std::size_t count, in
         return timer.elapsed_ms();
     });
     const double copy_ms = tutorial::median_event_ms(
-        1, runs, [&] { CUDA_CHECK(cudaMemcpy(device, data, bytes, cudaMemcpyHostToDevice)); });
+        1, runs, [&] { upload(device, data, bytes); });
     const bool ok =
         sum == pattern_sum(count, seed) && mismatches_on_device(device, count, seed) == 0;
     return {tutorial::gb_per_s(bytes, write_ms), tutorial::gb_per_s(bytes, read_ms),
@@ -55,11 +85,7 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
         "copy; 1 warm-up and the median of %d runs each.\n\n",
         tutorial::format_bytes(bytes).c_str(), runs);
 
-    void* write_combined = nullptr;
-    void* pinned = nullptr;
-    CUDA_CHECK(cudaHostAlloc(&write_combined, bytes, cudaHostAllocWriteCombined));
-    CUDA_CHECK(cudaMallocHost(&pinned, bytes));
-    void* pageable = std::malloc(bytes);
+    const HostBuffers host = allocate_host_buffers(bytes);
     std::uint32_t* device = nullptr;
     CUDA_CHECK(cudaMalloc(&device, bytes));
     struct Kind {
@@ -67,7 +93,7 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
         void* host;
     };
     const Kind kinds[] = {
-        {"write-combined", write_combined}, {"pinned", pinned}, {"pageable", pageable}};
+        {"write-combined", host.write_combined}, {"pinned", host.pinned}, {"pageable", host.pageable}};
     tutorial::Table table({{"host memory"},
                            {"CPU write GB/s", tutorial::Align::right},
                            {"CPU read GB/s", tutorial::Align::right},
@@ -83,9 +109,7 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
     }
     table.print();
     CUDA_CHECK(cudaFree(device));
-    std::free(pageable);
-    CUDA_CHECK(cudaFreeHost(pinned));
-    CUDA_CHECK(cudaFreeHost(write_combined));
+    free_host_buffers(host);
 
     const double wc_read_share = speeds[0].read_gbps / speeds[1].read_gbps;
     std::printf(
