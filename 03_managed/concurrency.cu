@@ -17,6 +17,7 @@
 
 namespace {
 
+// lesson:begin
 // The Unified Memory appendix's example: a kernel writes x while the host writes y.
 __device__ __managed__ int x;
 __device__ __managed__ int y = 2;
@@ -24,6 +25,22 @@ __device__ __managed__ int y = 2;
 __global__ void write_x() {
     x = 10;
 }
+
+// The host writes y while write_x may still run, then synchronizes. Legal only where
+// concurrentManagedAccess is 1; where it is 0 the GPU owns all managed memory from the launch
+// until the host synchronizes, and the write is a segmentation fault. Returns what
+// cudaStreamQuery said just before the write (cudaErrorNotReady: the GPU was busy).
+cudaError_t write_y_during_kernel() {
+    write_x<<<1, 1>>>();
+    CUDA_CHECK_LAUNCH();
+    const cudaError_t at_the_write = cudaStreamQuery(nullptr);
+    y = 20;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return at_the_write;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 using SystemAtomic = cuda::atomic_ref<int, cuda::thread_scope_system>;
 
@@ -48,20 +65,13 @@ __global__ void add_one(int* counter, int times) {
 
 }  // namespace
 
-// Child role: the appendix's pitfall: y = 20 while write_x may still run, then synchronize.
-// Legal where concurrentManagedAccess is 1; where it is 0 the GPU owns all managed memory from
-// the launch until the host synchronizes, and the write is a segmentation fault. 20 ms of other
-// work ahead of write_x make sure the GPU is really busy at the write, and the child says so.
+// Child role: write_y_during_kernel, in a child because it crashes on some systems. 20 ms of
+// other work ahead of write_x make sure the GPU is really busy at the write.
 int child_touch_during_kernel(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     tutorial::launch_busy(nullptr, 20.0);
-    write_x<<<1, 1>>>();
-    CUDA_CHECK_LAUNCH();
-    std::printf("cudaStreamQuery before y = 20 -> %s\n",
-                cudaGetErrorName(cudaStreamQuery(nullptr)));
-    std::fflush(stdout);  // printed even if the next line is the end of the process
-    y = 20;               // the GPU is still busy here
-    CUDA_CHECK(cudaDeviceSynchronize());
+    const cudaError_t at_the_write = write_y_during_kernel();
+    std::printf("cudaStreamQuery before y = 20 -> %s\n", cudaGetErrorName(at_the_write));
     std::printf("x = %d, y = %d\n", x, y);
     return x == 10 && y == 20 ? 0 : 3;
 }

@@ -10,8 +10,16 @@
 #include <cstring>
 #include <string>
 
+using tutorial::free_device_memory;
+
 namespace {
 
+// Free device memory (cudaMemGetInfo) at the start and after each step.
+struct FreeMemory {
+    std::size_t start, managed, gpu_touch, managed_2, cpu_touch, cuda_malloc, freed;
+};
+
+// lesson:begin
 __global__ void touch(std::uint8_t* data, std::size_t bytes) {
     // One write per 4 KiB is enough to make every page exist.
     for (std::size_t i = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) * 4096;
@@ -19,6 +27,35 @@ __global__ void touch(std::uint8_t* data, std::size_t bytes) {
         data[i] = 1;
     }
 }
+
+// Managed memory takes room where it is first touched, a page at a time; cudaMalloc takes all of
+// its device memory at once.
+FreeMemory first_touch(std::size_t bytes) {
+    FreeMemory f{};
+    f.start = free_device_memory();
+    std::uint8_t* gpu_touched = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&gpu_touched, bytes));
+    f.managed = free_device_memory();
+    touch<<<256, 256>>>(gpu_touched, bytes);  // first touched by the GPU
+    CUDA_CHECK_LAUNCH_SYNC();
+    f.gpu_touch = free_device_memory();
+    std::uint8_t* cpu_touched = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&cpu_touched, bytes));
+    f.managed_2 = free_device_memory();
+    std::memset(cpu_touched, 1, bytes);  // first touched by the CPU
+    f.cpu_touch = free_device_memory();
+    std::uint8_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    f.cuda_malloc = free_device_memory();
+    CUDA_CHECK(cudaFree(device));
+    CUDA_CHECK(cudaFree(cpu_touched));
+    CUDA_CHECK(cudaFree(gpu_touched));
+    f.freed = free_device_memory();
+    return f;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 }  // namespace
 
@@ -45,37 +82,21 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
                    ? tutorial::format_bytes(static_cast<std::size_t>(bytes_used))
                    : "-" + tutorial::format_bytes(static_cast<std::size_t>(-bytes_used));
     };
-    std::size_t before = tutorial::free_device_memory();
-    const auto step = [&](const char* what) {
-        const std::size_t now = tutorial::free_device_memory();
+    const FreeMemory f = first_touch(bytes);
+    std::size_t before = f.start;
+    const auto step = [&](const char* what, std::size_t now) {
         const double taken = static_cast<double>(before) - static_cast<double>(now);
         table.add_row({what, tutorial::format_bytes(now), used(taken)});
         before = now;
         return taken;
     };
-    step("start");
-
-    std::uint8_t* gpu_touched = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&gpu_touched, bytes));
-    const double on_alloc = step("cudaMallocManaged");
-    touch<<<256, 256>>>(gpu_touched, bytes);
-    CUDA_CHECK_LAUNCH_SYNC();
-    const double on_gpu_touch = step("a kernel touches every page");
-
-    std::uint8_t* cpu_touched = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&cpu_touched, bytes));
-    const double on_alloc_2 = step("cudaMallocManaged (a second buffer)");
-    std::memset(cpu_touched, 1, bytes);
-    const double on_cpu_touch = step("the CPU touches every page of it");
-
-    std::uint8_t* device = nullptr;
-    CUDA_CHECK(cudaMalloc(&device, bytes));
-    const double on_cuda_malloc = step("cudaMalloc, for comparison");
-
-    CUDA_CHECK(cudaFree(device));
-    CUDA_CHECK(cudaFree(cpu_touched));
-    CUDA_CHECK(cudaFree(gpu_touched));
-    step("all three freed");
+    step("start", f.start);
+    const double on_alloc = step("cudaMallocManaged", f.managed);
+    const double on_gpu_touch = step("a kernel touches every page", f.gpu_touch);
+    const double on_alloc_2 = step("cudaMallocManaged (a second buffer)", f.managed_2);
+    const double on_cpu_touch = step("the CPU touches every page of it", f.cpu_touch);
+    const double on_cuda_malloc = step("cudaMalloc, for comparison", f.cuda_malloc);
+    step("all three freed", f.freed);
     table.print();
 
     // "Nothing" and "all of it", with room for the driver's own bookkeeping and rounding.

@@ -15,6 +15,7 @@
 
 namespace {
 
+// lesson:begin
 __global__ void fill_value(int* data, int n, int value) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         data[i] = value;
@@ -41,45 +42,56 @@ int wait_for(pid_t pid) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The mistake: fork (without exec) after this process has initialised CUDA. The forked copy
+// inherits none of CUDA's state; its first call reports what it returned as its exit code.
+int fork_after_init(int* device) {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(cudaMemset(device, 0, 4096));
+    return wait_for(pid);
+}
+
+// The safe order: fork before any CUDA call; each process then starts CUDA on its own.
+bool fork_before_init(int device, int& forked_exit) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        CUDA_CHECK(cudaSetDevice(device));
+        _exit(use_cuda(2) ? 0 : 3);
+    }
+    CUDA_CHECK(cudaSetDevice(device));
+    const bool ok = use_cuda(1);
+    forked_exit = wait_for(pid);
+    return ok;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 }  // namespace
 
-// Child role: initialise CUDA, fork WITHOUT exec, and let the forked process make a CUDA call.
+// Child role: initialise CUDA, then fork_after_init.
 int child_fork_after_init(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     int* device = nullptr;
     CUDA_CHECK(cudaMalloc(&device, 4096));
     std::printf("this process initialised CUDA and allocated %p; now fork() without exec\n",
                 static_cast<void*>(device));
-    const pid_t pid = fork();
-    if (pid == 0) {
-        const cudaError_t status = cudaMemset(device, 0, 4096);
-        std::printf("forked process: cudaMemset returned %s\n", cudaGetErrorName(status));
-        std::fflush(stdout);
-        _exit(status == cudaErrorInitializationError ? 0 : 3);
-    }
-    const int code = wait_for(pid);
-    std::printf("forked process exited with code %d\n", code);
+    std::fflush(stdout);  // or the forked copy would write this line out a second time
+    const int code = fork_after_init(device);
+    std::printf("forked process: cudaMemset returned %s (its exit code, %d)\n",
+                cudaGetErrorName(static_cast<cudaError_t>(code)), code);
     CUDA_CHECK(cudaFree(device));
-    return code;
+    return code == cudaErrorInitializationError ? 0 : 3;
 }
 
-// Child role: fork BEFORE any CUDA call; both processes then use CUDA on their own.
+// Child role: fork_before_init.
 int child_fork_before_init(const std::vector<std::string>& args) {
-    const int device = std::atoi(args.at(0).c_str());
-    const pid_t pid = fork();
-    if (pid == 0) {
-        CUDA_CHECK(cudaSetDevice(device));
-        const bool ok = use_cuda(2);
-        std::printf("forked process: its own kernel %s\n", ok ? "worked" : "gave wrong values");
-        std::fflush(stdout);
-        _exit(ok ? 0 : 3);
-    }
-    CUDA_CHECK(cudaSetDevice(device));
-    const bool ok = use_cuda(1);
-    const int code = wait_for(pid);
-    std::printf("parent of the fork: its own kernel %s; the forked process exited with code %d\n",
-                ok ? "worked" : "gave wrong values", code);
-    return ok && code == 0 ? 0 : 3;
+    int forked_exit = -1;
+    const bool ok = fork_before_init(std::atoi(args.at(0).c_str()), forked_exit);
+    std::printf("parent of the fork: its own kernel %s; the forked process's kernel %s (exit "
+                "code %d)\n",
+                ok ? "worked" : "gave wrong values", forked_exit == 0 ? "worked" : "failed",
+                forked_exit);
+    return ok && forked_exit == 0 ? 0 : 3;
 }
 
 // Child role: a process started by fork + exec (as run_child does) uses CUDA normally.

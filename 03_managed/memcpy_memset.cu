@@ -32,6 +32,25 @@ const KindName kinds[] = {
     {cudaMemcpyDefault, "Default"},
 };
 
+// The managed buffer is the destination of a copy, its source, or set by cudaMemset.
+enum class Operation { copy_into, copy_from, memset };
+
+// lesson:begin
+// cudaMemcpy and cudaMemset take managed pointers like any others, under any kind. The question
+// is where the managed side's pages are afterwards: the runtime uses the GPU or the CPU for it.
+void operate(Operation operation, std::uint32_t* managed, std::uint32_t* pinned, std::size_t bytes,
+             cudaMemcpyKind kind) {
+    switch (operation) {
+        case Operation::copy_into: CUDA_CHECK(cudaMemcpy(managed, pinned, bytes, kind)); break;
+        case Operation::copy_from: CUDA_CHECK(cudaMemcpy(pinned, managed, bytes, kind)); break;
+        case Operation::memset: CUDA_CHECK(cudaMemset(managed, 0, bytes)); break;
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // The runtime refuses a kind that claims a pageable pointer is device memory (chapter 01);
 // managed and device memory are accepted under every kind on a system with unified addressing.
 bool claims_pageable_is_device(MemoryKind from, MemoryKind to, cudaMemcpyKind kind) {
@@ -52,8 +71,6 @@ constexpr std::size_t side_bytes = side_count * sizeof(std::uint32_t);
 constexpr std::uint32_t side_seed = 7;
 constexpr double faulted_ratio = 10.0;  // first read / second read from here on: the pages moved
 
-// The managed buffer is the destination of a copy, its source, or set by cudaMemset.
-enum class Operation { copy_into, copy_from, memset };
 
 struct SideCase {
     const char* call;
@@ -109,16 +126,7 @@ SideResult touched_by(const SideCase& c, std::uint32_t* pinned, unsigned long lo
     std::uint32_t* managed = nullptr;
     CUDA_CHECK(cudaMallocManaged(&managed, side_bytes));
     if (c.operation == Operation::copy_from) fill_on_host(managed, side_count, side_seed);
-    switch (c.operation) {
-        case Operation::copy_into:
-            CUDA_CHECK(cudaMemcpy(managed, pinned, side_bytes, c.kind));
-            break;
-        case Operation::copy_from:
-            CUDA_CHECK(cudaMemcpy(pinned, managed, side_bytes, c.kind));
-            break;
-        case Operation::memset: CUDA_CHECK(cudaMemset(managed, 0, side_bytes)); break;
-    }
-    CUDA_CHECK(cudaDeviceSynchronize());
+    operate(c.operation, managed, pinned, side_bytes, c.kind);
     SideResult r{c};
     std::uint64_t first_sum = 0;
     std::uint64_t second_sum = 0;

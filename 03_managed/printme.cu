@@ -8,34 +8,43 @@
 
 namespace {
 
+constexpr int capacity = 100;
+
+// lesson:begin
 __global__ void printme(const char* str, char* echo, int capacity) {
-    printf("%s", str);
-    for (int i = 0; i < capacity; ++i) {
+    printf("%s", str);  // its output
+    for (int i = 0; i < capacity; ++i) {  // a copy of what the kernel read, for the check
         echo[i] = str[i];
         if (str[i] == '\0') break;
     }
 }
 
+// The CPU writes straight into managed memory (no staging buffer, no copy call) and a kernel
+// prints it. Device printf output is written out when the host synchronizes.
+void print_from_managed(const char* message, char* echo) {
+    char* s = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&s, capacity));
+    std::strncpy(s, message, capacity - 1);
+    s[capacity - 1] = '\0';
+    printme<<<1, 1>>>(s, echo, capacity);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaFree(s));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 }  // namespace
 
 tutorial::Result run_printme(tutorial::Context& ctx) {
-    constexpr int capacity = 100;
     const char* message = "Hello Unified Memory\n";
-    char* s = nullptr;
     char* echo = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&s, capacity));
     CUDA_CHECK(cudaMallocManaged(&echo, capacity));
     std::memset(echo, 0, capacity);
-    // The CPU writes straight into managed memory: no staging buffer, no copy call.
-    std::strncpy(s, message, capacity - 1);
-    s[capacity - 1] = '\0';
     std::printf("The host wrote the string into managed memory; the kernel prints it:\n");
-    printme<<<1, 1>>>(s, echo, capacity);
-    CUDA_CHECK_LAUNCH();
-    // Device printf output is collected on the GPU and written out when the host synchronizes.
-    CUDA_CHECK(cudaDeviceSynchronize());
+    print_from_managed(message, echo);
     const bool same = std::strcmp(echo, message) == 0;
-    CUDA_CHECK(cudaFree(s));
     CUDA_CHECK(cudaFree(echo));
     std::printf("\n");
     ctx.claim(tutorial::observed(

@@ -13,6 +13,7 @@ using tutorial::Prediction;
 
 namespace {
 
+// lesson:begin
 // The attributes sort systems into a few families that behave very differently.
 const char* unified_memory_kind(const cudaDeviceProp& prop) {
     if (!prop.managedMemory) return "no managed memory at all";
@@ -32,6 +33,16 @@ const char* unified_memory_kind(const cudaDeviceProp& prop) {
            "from a kernel launch until the host synchronizes, and a CPU access then is a\n"
            "segmentation fault";
 }
+
+// Where they come from: one cudaDeviceProp holds them all.
+cudaDeviceProp unified_memory_properties(int device) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    return prop;  // managedMemory, concurrentManagedAccess, pageableMemoryAccess, ...
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy.
 Prediction managed_round_trip(int value) {
@@ -58,8 +69,7 @@ Prediction managed_round_trip(int value) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx.device));
+    const cudaDeviceProp prop = unified_memory_properties(ctx.device);
     const std::vector<std::string> device = {std::to_string(ctx.device)};
 
     // The same children the `concurrency` and `system_allocator` sections run.

@@ -16,6 +16,7 @@ namespace {
 constexpr int count = 1024;
 int global_array[count];  // an ordinary C++ global, not __device__ or __managed__
 
+// lesson:begin
 __global__ void square_all(int* data, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         data[i] = i * i;
@@ -32,6 +33,9 @@ int square_and_check(int* data) {
     for (int i = 0; i < count; ++i) wrong += data[i] != i * i;
     return wrong;
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 const char* const memory_kinds[] = {"malloc", "stack", "global"};
 

@@ -10,9 +10,23 @@
 
 namespace {
 
+// lesson:begin
 __global__ void gpu_write(int* where, int value) {
     *where = value;
 }
+
+// One round: the CPU writes element 0 of managed `data`, then a kernel writes element
+// `gpu_index` and the host waits for it. Where both elements share a page, that page moves to the
+// CPU and back to the GPU every round.
+void one_round(int* data, std::size_t gpu_index, bool cpu_writes, int r) {
+    if (cpu_writes) data[0] = r;
+    gpu_write<<<1, 1>>>(data + gpu_index, 2 * r + 1);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // Far enough apart that the two addresses never share a page, whatever page size the driver
 // uses for managed memory (4 KiB on the CPU, up to 2 MiB on the GPU).
@@ -51,12 +65,7 @@ tutorial::Result run_thrash(tutorial::Context& ctx) {
         int* data = nullptr;
         CUDA_CHECK(cudaMallocManaged(&data, (far_apart + 1) * sizeof(int)));
         data[0] = -1;
-        const auto round = [&](int r) {
-            if (c.cpu_writes) data[0] = r;
-            gpu_write<<<1, 1>>>(data + c.gpu_index, 2 * r + 1);
-            CUDA_CHECK_LAUNCH();
-            CUDA_CHECK(cudaDeviceSynchronize());
-        };
+        const auto round = [&](int r) { one_round(data, c.gpu_index, c.cpu_writes, r); };
         tutorial::HostTimer timer;
         for (int r = 0; r < first; ++r) round(r);
         const double first_us = timer.elapsed_ms() * 1e3 / first;
