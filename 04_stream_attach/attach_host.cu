@@ -14,18 +14,19 @@
 
 namespace {
 
+// What the CPU saw: whether stream1 was still running when it wrote y, and x and y afterwards.
+struct Seen {
+    cudaError_t at_write;
+    int x, y;
+};
+
+// lesson:begin
 __device__ __managed__ int x;
 __device__ __managed__ int y = 2;
 
 __global__ void kernel() {
     x = 10;
 }
-
-// What the CPU saw: whether stream1 was still running when it wrote y, and x and y afterwards.
-struct Seen {
-    cudaError_t at_write;
-    int x, y;
-};
 
 // The appendix's example. A 100 ms busy kernel ahead of `kernel` keeps stream1 running while the
 // CPU writes y, even on a host that is descheduled for a moment.
@@ -46,6 +47,9 @@ Seen attach_y_then_write() {
     CUDA_CHECK(cudaStreamDestroy(stream1));
     return {at_write, x, y};
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 namespace {
 
+// lesson:begin
 __device__ __managed__ int x;
 __device__ __managed__ int y = 2;
 
@@ -22,24 +23,34 @@ __global__ void kernel() {
     x = 10;
 }
 
-}  // namespace
-
-// Child role: attach x to stream1, launch into stream1, then write y while the kernel runs.
-// On a system with concurrentManagedAccess = 0 the write to y is a segmentation fault.
-int child_wrong_variable(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+// The mistake: x is attached to stream1, but the host then writes y, which is still attached
+// globally, while a kernel runs. Where concurrentManagedAccess = 0, that write is a
+// segmentation fault.
+void write_y_with_x_attached() {
     cudaStream_t stream1 = nullptr;
     CUDA_CHECK(cudaStreamCreate(&stream1));
     CUDA_CHECK(cudaStreamAttachMemAsync(stream1, &x));  // length 0, cudaMemAttachSingle
     CUDA_CHECK(cudaDeviceSynchronize());
-    tutorial::launch_busy(stream1, 20.0);
+    tutorial::launch_busy(stream1, 20.0);  // so that the kernel is surely still running
     kernel<<<1, 1, 0, stream1>>>();
     CUDA_CHECK_LAUNCH();
-    std::printf("x attached to stream1; the kernel runs; the host writes y = 20...\n");
     y = 20;
     CUDA_CHECK(cudaStreamSynchronize(stream1));
-    std::printf("...and survived: x = %d, y = %d\n", x, y);
     CUDA_CHECK(cudaStreamDestroy(stream1));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
+// Child role: write_y_with_x_attached.
+int child_wrong_variable(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    std::printf("x attached to stream1; the kernel runs; the host writes y = 20...\n");
+    std::fflush(stdout);  // printed even if the write ends the process
+    write_y_with_x_attached();
+    std::printf("...and survived: x = %d, y = %d\n", x, y);
     return x == 10 && y == 20 ? 0 : 3;
 }
 

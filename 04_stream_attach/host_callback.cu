@@ -29,6 +29,17 @@ __global__ void count_not_multiple(const int* data, int n, int factor, unsigned 
     }
 }
 
+struct CallbackResult {
+    int wrong_in_callback = 0;     // part 1: the kernel's values, as the callback saw them
+    unsigned int wrong_after = 0;  // part 1: the callback's values, as the next kernel saw them
+    cudaError_t before_wait = cudaSuccess;  // part 2: cudaStreamQuery when the host began to wait
+    bool woken = false;
+    double waited_ms = 0.0;
+    cudaError_t at_wake = cudaErrorNotReady;  // part 2: cudaEventQuery of the kernel's event
+    int wrong_at_wake = 0;                    // part 2: values the host read once woken
+};
+
+// lesson:begin
 // Part 1. The callback runs on a thread of the CUDA driver after the kernel before it has
 // finished; the kernel after it starts only when it returns. It must not call CUDA itself.
 struct DoubleJob {
@@ -43,6 +54,22 @@ void CUDART_CB check_and_double(void* user) {
         job->data[i] = 2 * i;
     }
 }
+
+void work_in_callback(cudaStream_t stream, int* data, unsigned int* wrong, CallbackResult& r) {
+    DoubleJob job{data};
+    *wrong = 0;
+    fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaLaunchHostFunc(stream, check_and_double, &job));
+    count_not_multiple<<<256, 256, 0, stream>>>(data, count, 2, wrong);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    r.wrong_in_callback = job.wrong_seen;
+    r.wrong_after = *wrong;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // Part 2. A callback that only signals: a host thread sleeping on the condition variable wakes
 // when everything queued before the callback has finished.
@@ -59,29 +86,6 @@ void CUDART_CB notify(void* user) {
         signal->done = true;
     }
     signal->ready.notify_one();
-}
-
-struct CallbackResult {
-    int wrong_in_callback = 0;     // part 1: the kernel's values, as the callback saw them
-    unsigned int wrong_after = 0;  // part 1: the callback's values, as the next kernel saw them
-    cudaError_t before_wait = cudaSuccess;  // part 2: cudaStreamQuery when the host began to wait
-    bool woken = false;
-    double waited_ms = 0.0;
-    cudaError_t at_wake = cudaErrorNotReady;  // part 2: cudaEventQuery of the kernel's event
-    int wrong_at_wake = 0;                    // part 2: values the host read once woken
-};
-
-void work_in_callback(cudaStream_t stream, int* data, unsigned int* wrong, CallbackResult& r) {
-    DoubleJob job{data};
-    *wrong = 0;
-    fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaLaunchHostFunc(stream, check_and_double, &job));
-    count_not_multiple<<<256, 256, 0, stream>>>(data, count, 2, wrong);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    r.wrong_in_callback = job.wrong_seen;
-    r.wrong_after = *wrong;
 }
 
 void wait_for_callback(cudaStream_t stream, int* data, CallbackResult& r) {

@@ -18,6 +18,7 @@ namespace {
 
 constexpr int count = 1 << 16;
 
+// lesson:begin
 // A component's data: allocated and initialised by the CPU in the constructor, before any
 // stream exists to attach it to. `flags` is what the component passes to cudaMallocManaged.
 class Table {
@@ -60,6 +61,9 @@ long long sum_on_device(const Table& table, cudaStream_t stream) {
     CUDA_CHECK(cudaFree(result));
     return value;
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // Builds a Table with `flags` in this thread while another thread's kernel is running, and
 // reports whether that kernel was still running before and after the constructor.

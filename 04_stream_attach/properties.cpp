@@ -15,6 +15,24 @@ using tutorial::Prediction;
 
 namespace {
 
+struct StreamProperties {
+    int concurrent_managed_access;  // 0: attaching decides what the CPU may touch
+    int concurrent_kernels;         // kernels of different streams may run side by side
+};
+
+// lesson:begin
+// The two properties that decide what attaching managed memory to a stream is for.
+StreamProperties stream_properties(int device) {
+    StreamProperties p{};
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.concurrent_managed_access,
+                                      cudaDevAttrConcurrentManagedAccess, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.concurrent_kernels, cudaDevAttrConcurrentKernels, device));
+    return p;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // Two 50 ms kernels in two streams: side by side they end after about 50 ms, in turns after 100.
 Prediction concurrent_kernels(int value) {
     cudaStream_t first = nullptr;
@@ -40,10 +58,9 @@ Prediction concurrent_kernels(int value) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    int concurrent = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, ctx.device));
-    int kernels = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&kernels, cudaDevAttrConcurrentKernels, ctx.device));
+    const StreamProperties p = stream_properties(ctx.device);
+    const int concurrent = p.concurrent_managed_access;
+    const int kernels = p.concurrent_kernels;
     // The child of `attach_wrong_variable`: x attached to a stream, the CPU writes y meanwhile.
     const tutorial::ChildResult child =
         tutorial::run_child("wrong_variable", {std::to_string(ctx.device)});

@@ -22,6 +22,15 @@ namespace {
 constexpr std::uint32_t step_a = 1664525u;
 constexpr std::uint32_t step_c = 1013904223u;
 
+enum class StreamChoice { own, per_thread, legacy };
+
+struct Work {
+    int elements;
+    int iterations;
+    int rounds;
+};
+
+// lesson:begin
 __global__ void transform(std::uint32_t* data, int n, int rounds) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         std::uint32_t v = data[i];
@@ -34,13 +43,37 @@ void host_process(std::uint32_t* data, int n, std::uint32_t task) {
     for (int i = 0; i < n; ++i) data[i] ^= task;
 }
 
-enum class StreamChoice { own, per_thread, legacy };
+// The appendix's run_task, in two steps. First its data: allocated attached to the host
+// (cudaMemAttachHost: no kernel of another thread can be using it), then attached to this
+// thread's stream. The legacy stream is shared by every thread, so there it stays global.
+std::uint32_t* task_data(cudaStream_t stream, std::size_t bytes, bool attach) {
+    std::uint32_t* data = nullptr;
+    if (!attach) {
+        CUDA_CHECK(cudaMallocManaged(&data, bytes));
+        return data;
+    }
+    CUDA_CHECK(cudaMallocManaged(&data, bytes, cudaMemAttachHost));
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, data));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return data;
+}
 
-struct Work {
-    int elements;
-    int iterations;
-    int rounds;
-};
+// Then its loop: a kernel in the thread's stream, a wait for that stream only, and the CPU uses
+// the data while other threads' kernels may still run.
+void task_loop(cudaStream_t stream, std::uint32_t* data, const Work& work, std::uint32_t task) {
+    for (int it = 0; it < work.iterations; ++it) {
+        transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        host_process(data, work.elements, task);
+    }
+    transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // Holds every thread until all have arrived. The timed part of each task starts and ends at one
 // of these, so that no thread's allocation or cudaFree (which waits for the whole device) falls
@@ -76,30 +109,13 @@ int run_task(int device, std::uint32_t task, const Work& work, StreamChoice choi
     cudaStream_t stream = nullptr;
     if (choice == StreamChoice::own) CUDA_CHECK(cudaStreamCreate(&stream));
     if (choice == StreamChoice::per_thread) stream = cudaStreamPerThread;
-    // cudaMemAttachHost: no kernel of another thread can be using this memory, even before it
-    // is attached to our stream. The legacy stream is shared, so there the data stays global.
-    std::uint32_t* data = nullptr;
     const std::size_t bytes = work.elements * sizeof(std::uint32_t);
-    if (choice == StreamChoice::legacy) {
-        CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    } else {
-        CUDA_CHECK(cudaMallocManaged(&data, bytes, cudaMemAttachHost));
-        CUDA_CHECK(cudaStreamAttachMemAsync(stream, data));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
+    std::uint32_t* data = task_data(stream, bytes, choice != StreamChoice::legacy);
     for (int i = 0; i < work.elements; ++i) data[i] = static_cast<std::uint32_t>(i) + task;
 
     sync.start.arrive_and_wait();
     tutorial::HostTimer timer;
-    for (int it = 0; it < work.iterations; ++it) {
-        transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        host_process(data, work.elements, task);  // the CPU uses the managed data
-    }
-    transform<<<8, 256, 0, stream>>>(data, work.elements, work.rounds);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    task_loop(stream, data, work, task);
     loop_ms = timer.elapsed_ms();
     sync.end.arrive_and_wait();
 
