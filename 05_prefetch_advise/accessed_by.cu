@@ -14,6 +14,7 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
 __global__ void write(int* ret, int a, int b, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         ret[i] = a + b + i;
@@ -25,6 +26,22 @@ __global__ void append(int* ret, int a, int b, int n) {
         ret[i] += a + b + i;
     }
 }
+
+// The appendix's buffer: managed memory, optionally advised to be accessed by the host. The
+// advice keeps the pages mapped for the CPU wherever they live, so that the CPU's reads between
+// the kernels below do not migrate them (the location names who reads).
+int* allocate_ret(int n, bool hint) {
+    int* ret = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&ret, n * sizeof(int)));
+    if (hint) {
+        CUDA_CHECK(cudaMemAdvise(ret, n * sizeof(int), cudaMemAdviseSetAccessedBy, host_location()));
+    }
+    return ret;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. The timed steps: a kernel
+// writes ret (its pages are created in GPU memory), the CPU reads it, a kernel appends. ----
 
 __global__ void count_wrong(const int* ret, int a, int b, int n, unsigned long long* wrong) {
     unsigned long long local = 0;
@@ -57,13 +74,7 @@ bool host_in_accessed_by(const void* data, std::size_t bytes) {
 Times write_read_append(int n, bool hint) {
     const int a = 10;
     const int b = 100;
-    int* ret = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&ret, n * sizeof(int)));
-    if (hint) {
-        // Keep the pages mapped for the host wherever they live (the location names who reads).
-        CUDA_CHECK(
-            cudaMemAdvise(ret, n * sizeof(int), cudaMemAdviseSetAccessedBy, host_location()));
-    }
+    int* ret = allocate_ret(n, hint);
     tutorial::EventTimer timer;
     Times t{};
     t.host_listed = host_in_accessed_by(ret, n * sizeof(int));

@@ -28,6 +28,7 @@ struct PeerReads {
     int wrong = 0;                       // sums that were not the data's
 };
 
+// lesson:begin
 bool listed_as_accessed_by(const void* data, std::size_t bytes, int device) {
     int who[8] = {};
     CUDA_CHECK(
@@ -38,19 +39,28 @@ bool listed_as_accessed_by(const void* data, std::size_t bytes, int device) {
     return false;
 }
 
+// The data lives on GPU `owner`. AccessedBy(reader) asks that GPU `reader` keep a mapping of it
+// wherever it lives: its kernels then read it over the link instead of faulting it over.
+void place_on_owner(std::uint32_t* data, std::size_t bytes, bool advise) {
+    if (advise) {
+        CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, gpu_location(reader)));
+    }
+    CUDA_CHECK(cudaSetDevice(owner));
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(owner), 0, nullptr));
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 PeerReads read_from_peer(std::size_t count, bool advise) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
     PeerReads r;
     std::uint32_t* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, bytes));
     fill_on_host(data, count, seed);
-    if (advise) {
-        CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, gpu_location(reader)));
-    }
+    place_on_owner(data, bytes, advise);
     r.reader_listed = listed_as_accessed_by(data, bytes, reader);
-    CUDA_CHECK(cudaSetDevice(owner));
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(owner), 0, nullptr));
-    CUDA_CHECK(cudaDeviceSynchronize());
     const std::uint64_t expected = pattern_sum(count, seed);
     CUDA_CHECK(cudaSetDevice(reader));
     const DeviceSum first = timed_device_sum(data, count);

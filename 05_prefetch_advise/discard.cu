@@ -29,6 +29,29 @@ namespace {
 
 constexpr std::size_t chunk = 2 << 20;  // the partial discard takes every other 2 MiB chunk
 
+// lesson:begin
+// Moving pages whose contents nobody will read again. A plain prefetch copies every page; a
+// discard first says the contents may be dropped, so only the pages move.
+void discard_then_prefetch(void* data, std::size_t bytes, cudaMemLocation to,
+                           cudaStream_t stream) {
+    void* ranges[] = {data};
+    std::size_t sizes[] = {bytes};
+    CUDA_CHECK(cudaMemDiscardBatchAsync(ranges, sizes, 1, 0, stream));
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, stream));
+}
+
+// The same in one call (CUDA 13).
+void discard_and_prefetch(void* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream) {
+    void* ranges[] = {data};
+    std::size_t sizes[] = {bytes};
+    std::size_t location_from_range[] = {0};  // the one location applies from range 0 on
+    CUDA_CHECK(cudaMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &to, location_from_range, 1,
+                                                   0, stream));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // One move of `bytes` to `to`, four ways, each timed with events around the step alone.
 struct Move {
     double prefetch_ms = 0;          // live data: every page copied
@@ -52,9 +75,6 @@ void write_on_other_side(std::uint32_t* data, std::size_t bytes, bool to_gpu, cu
 Move time_move(std::uint32_t* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream,
                int runs) {
     const bool to_gpu = to.type == cudaMemLocationTypeDevice;
-    void* ranges[] = {data};
-    std::size_t sizes[] = {bytes};
-    std::size_t location_from_range[] = {0};  // the one location applies from range 0 on
     tutorial::EventTimer timer(stream);
     std::vector<double> t[4];
     for (int run = 0; run <= runs; ++run) {  // run 0 is the warm-up
@@ -64,14 +84,8 @@ Move time_move(std::uint32_t* data, std::size_t bytes, cudaMemLocation to, cudaS
             if (way == 3) CUDA_CHECK(cudaMallocManaged(&fresh, bytes));
             timer.start();
             if (way == 0) CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, stream));
-            if (way == 1) {
-                CUDA_CHECK(cudaMemDiscardBatchAsync(ranges, sizes, 1, 0, stream));
-                CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, stream));
-            }
-            if (way == 2) {
-                CUDA_CHECK(cudaMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &to,
-                                                               location_from_range, 1, 0, stream));
-            }
+            if (way == 1) discard_then_prefetch(data, bytes, to, stream);
+            if (way == 2) discard_and_prefetch(data, bytes, to, stream);
             if (way == 3) CUDA_CHECK(cudaMemPrefetchAsync(fresh, bytes, to, 0, stream));
             timer.stop();
             if (run > 0) t[way].push_back(timer.elapsed_ms());

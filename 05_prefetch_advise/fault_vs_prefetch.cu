@@ -16,6 +16,21 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
+// Move managed pages to where they will be used before the first touch, instead of faulting
+// them over a page at a time. CUDA 13: a cudaMemLocation says where to, then flags (0) and the
+// stream the prefetch is queued in.
+void prefetch_to_gpu(const void* data, std::size_t bytes, int device, cudaStream_t stream) {
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, stream));
+}
+
+void prefetch_to_host(const void* data, std::size_t bytes, cudaStream_t stream) {
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, stream));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct Medians {
     double faults_ms = 0.0;    // the reader faults the pages over on demand
     double prefetch_ms = 0.0;  // cudaMemPrefetchAsync moves them first
@@ -24,8 +39,7 @@ struct Medians {
 
 // Sends every page of `data` to the host, untimed, so that each run starts from the same place.
 void pages_to_host(const void* data, std::size_t bytes) {
-    // CUDA 13: a cudaMemLocation says where to, then flags (0) and the stream.
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, nullptr));
+    prefetch_to_host(data, bytes, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -44,7 +58,7 @@ Medians to_gpu(std::uint32_t* managed, std::size_t count, int device, int runs, 
     for (int r = 0; r < runs; ++r) {
         pages_to_host(managed, bytes);
         timer.start();
-        CUDA_CHECK(cudaMemPrefetchAsync(managed, bytes, gpu_location(device), 0, nullptr));
+        prefetch_to_gpu(managed, bytes, device, nullptr);
         timer.stop();
         prefetches.push_back(timer.elapsed_ms());
         const DeviceSum s = timed_device_sum(managed, count);
@@ -88,7 +102,7 @@ Medians to_cpu(std::uint32_t* managed, std::size_t count, int runs, int& wrong) 
 
         timed_device_fill(managed, count, seed + 1);
         timer.start();
-        CUDA_CHECK(cudaMemPrefetchAsync(managed, bytes, host_location(), 0, nullptr));
+        prefetch_to_host(managed, bytes, nullptr);
         timer.stop();
         prefetches.push_back(timer.elapsed_ms());
         host_timer.restart();

@@ -18,19 +18,6 @@ using tutorial::format;
 
 namespace {
 
-std::string where(int location) {
-    if (location == cudaCpuDeviceId) return "host";
-    if (location == cudaInvalidDeviceId) return "-";
-    return "GPU " + std::to_string(location);
-}
-
-// A range attribute that answers with one int: a device ordinal, -1 for the host, -2 for none.
-int location_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
-    int location = 0;
-    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location, attribute, data, bytes));
-    return location;
-}
-
 enum class Prefetch { none, to_gpu, to_host };
 
 struct Case {
@@ -51,12 +38,13 @@ struct Reads {
     std::string last_prefetch;
 };
 
-// A fresh managed buffer, the case's advice and writes, then two timed full reads.
-Reads run_case(const Case& c, std::size_t count, int device) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    const std::uint32_t seed = 11;
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+// lesson:begin
+// One case's set-up on a fresh managed buffer: the preferred location (if the case sets one),
+// the first writes, then a prefetch (if any). Advice is a hint about where the pages should
+// live; it does not move them by itself.
+void set_up(const Case& c, std::uint32_t* data, std::size_t count, std::uint32_t seed,
+            int device) {
+    const std::size_t bytes = count * sizeof *data;
     if (c.prefer) {
         CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetPreferredLocation, c.preferred));
     }
@@ -71,6 +59,31 @@ Reads run_case(const Case& c, std::size_t count, int device) {
         CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, nullptr));
         CUDA_CHECK(cudaDeviceSynchronize());
     }
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+std::string where(int location) {
+    if (location == cudaCpuDeviceId) return "host";
+    if (location == cudaInvalidDeviceId) return "-";
+    return "GPU " + std::to_string(location);
+}
+
+// A range attribute that answers with one int: a device ordinal, -1 for the host, -2 for none.
+int location_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
+    int location = 0;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location, attribute, data, bytes));
+    return location;
+}
+
+// A fresh managed buffer, the case's advice and writes, then two timed full reads.
+Reads run_case(const Case& c, std::size_t count, int device) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    const std::uint32_t seed = 11;
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    set_up(c, data, count, seed, device);
     Reads reads;
     for (double& rate : reads.gbps) {
         if (c.gpu_reads) {

@@ -34,20 +34,14 @@ struct Ranges {
     std::vector<std::size_t> sizes;
 };
 
-Ranges make_ranges(char* base, std::size_t count) {
-    Ranges r;
-    for (std::size_t i = 0; i < count; ++i) {
-        r.pointers.push_back(base + i * stride);
-        r.sizes.push_back(range_bytes);
-    }
-    return r;
-}
-
 enum Way { loop, batch, span, ways };
 const char* const way_names[ways] = {"cudaMemPrefetchAsync per range",
                                      "one cudaMemPrefetchBatchAsync",
                                      "one cudaMemPrefetchAsync of the span"};
 
+// lesson:begin
+// Many separate ranges to one GPU, three ways: a prefetch call per range, one batch call for
+// all of them (CUDA 13), or one call over the whole span, gaps included.
 void prefetch(Way way, Ranges& r, int device, cudaStream_t stream) {
     if (way == loop) {
         for (std::size_t i = 0; i < r.pointers.size(); ++i) {
@@ -65,6 +59,18 @@ void prefetch(Way way, Ranges& r, int device, cudaStream_t stream) {
         CUDA_CHECK(cudaMemPrefetchAsync(r.pointers[0], r.pointers.size() * stride,
                                         gpu_location(device), 0, stream));
     }
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+Ranges make_ranges(char* base, std::size_t count) {
+    Ranges r;
+    for (std::size_t i = 0; i < count; ++i) {
+        r.pointers.push_back(base + i * stride);
+        r.sizes.push_back(range_bytes);
+    }
+    return r;
 }
 
 // Reads ranges [first, first + n) with a kernel: nothing else, so a range still on the CPU costs

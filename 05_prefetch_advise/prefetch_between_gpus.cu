@@ -20,6 +20,17 @@ namespace {
 
 constexpr std::uint32_t seed = 47;
 
+// lesson:begin
+// Managed data moves from GPU to GPU with the same call that moves it from the host: only the
+// location differs. Queued on the destination's legacy stream.
+void prefetch_to_gpu(std::uint32_t* data, std::size_t bytes, int to) {
+    CUDA_CHECK(cudaSetDevice(to));
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(to), 0, nullptr));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct PrefetchRates {
     double to_1_ms = 0, to_0_ms = 0;  // median prefetch GPU 0 -> GPU 1 and back
     double peer_ms = 0;               // cudaMemcpyPeerAsync GPU 0 -> GPU 1, peer access on
@@ -33,7 +44,7 @@ double timed_prefetch(std::uint32_t* data, std::size_t bytes, int to, PrefetchRa
     CUDA_CHECK(cudaSetDevice(to));
     tutorial::EventTimer timer;
     timer.start();
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(to), 0, nullptr));
+    prefetch_to_gpu(data, bytes, to);
     timer.stop();
     const double ms = timer.elapsed_ms();
     int location = -3;

@@ -17,6 +17,32 @@ using tutorial::Prediction;
 
 namespace {
 
+struct AdviceProperties {
+    int concurrent_managed_access;           // pages migrate on demand; prefetches are allowed
+    int pageable_memory_access;              // advice also applies to malloc memory
+    int direct_managed_mem_access_from_host;  // the CPU reads GPU-resident pages in place
+    int host_native_atomic_supported;
+};
+
+// lesson:begin
+// The properties that decide what prefetching and advice can do on this system.
+AdviceProperties advice_properties(int device) {
+    AdviceProperties p{};
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.concurrent_managed_access,
+                                      cudaDevAttrConcurrentManagedAccess, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.pageable_memory_access, cudaDevAttrPageableMemoryAccess,
+                                      device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.direct_managed_mem_access_from_host,
+                                      cudaDevAttrDirectManagedMemAccessFromHost, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.host_native_atomic_supported,
+                                      cudaDevAttrHostNativeAtomicSupported, device));
+    return p;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above: each property's
+// prediction, then a test of it. ----
+
 // concurrentManagedAccess: prefetching needs pages that can migrate on demand.
 Prediction prefetch_accepted(int value, int device) {
     const std::size_t bytes = 1 << 20;
@@ -90,25 +116,20 @@ int child_advise_malloc(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    // cudaDeviceGetAttribute reads one property at a time, as an int.
-    const auto attribute = [&](cudaDeviceAttr which) {
-        int value = 0;
-        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
-        return value;
-    };
-    const int concurrent = attribute(cudaDevAttrConcurrentManagedAccess);
+    const AdviceProperties p = advice_properties(ctx.device);
+    const int concurrent = p.concurrent_managed_access;
     std::vector<Prediction> predictions = {
         prefetch_accepted(concurrent, ctx.device),
-        advice_on_malloc(attribute(cudaDevAttrPageableMemoryAccess), ctx.device),
+        advice_on_malloc(p.pageable_memory_access, ctx.device),
     };
     if (concurrent) {  // without on-demand migration there is nothing to migrate
         predictions.push_back(
-            cpu_read_migrates(attribute(cudaDevAttrDirectManagedMemAccessFromHost), ctx.device,
+            cpu_read_migrates(p.direct_managed_mem_access_from_host, ctx.device,
                               ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{64} << 20)));
     }
     return tutorial::check_predictions(
         ctx, predictions,
         tutorial::format("hostNativeAtomicSupported = %d (not tried here): 1 would keep GPU "
                          "atomics on host-mapped pages native.",
-                         attribute(cudaDevAttrHostNativeAtomicSupported)));
+                         p.host_native_atomic_supported));
 }

@@ -16,6 +16,7 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
 // The attributes that answer with one int (a flag, or a device ordinal with -1 for the host and
 // -2 for none).
 int int_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
@@ -53,6 +54,10 @@ std::string accessed_by(const void* data, std::size_t bytes) {
     for (int d : list) text += (text.empty() ? "" : ",") + std::to_string(d);
     return "{" + text + "}";
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above: each advice and prefetch
+// in turn, and the attributes read back after it. ----
 
 // Each reported attribute next to what it must be after the step, as a table row.
 class Checks {

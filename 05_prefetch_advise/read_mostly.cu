@@ -17,6 +17,28 @@ using tutorial::format;
 
 namespace {
 
+// lesson:begin
+// ReadMostly: the pages may be duplicated, read-only, on every processor that reads them.
+void advise_read_mostly(void* data, std::size_t bytes, int device) {
+    CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu_location(device)));
+}
+
+// The Unified Memory appendix's outer loop step: the CPU writes the data, then a prefetch to
+// every device. With ReadMostly these make read-only copies on each device instead of moving the
+// data away from the CPU, so both sides then read it locally.
+void write_then_prefetch(std::uint32_t* data, std::size_t count, std::uint32_t seed,
+                         const std::vector<int>& devices) {
+    fill_on_host(data, count, seed);
+    for (int device : devices) {
+        CUDA_CHECK(cudaMemPrefetchAsync(data, count * sizeof *data, gpu_location(device), 0,
+                                        nullptr));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct LoopTimes {
     double kernel_ms;  // median kernel read of the whole buffer, inner loop
     double cpu_ms;     // median CPU read of the whole buffer, inner loop
@@ -42,12 +64,7 @@ LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<in
     int wrong = 0;
     for (int o = 0; o < outer; ++o) {
         const std::uint32_t seed = 100 + o;
-        fill_on_host(data, count, seed);  // the CPU writes the data
-        // With ReadMostly these make read-only copies on each device instead of moving the data.
-        for (int device : devices) {
-            CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, nullptr));
-        }
-        CUDA_CHECK(cudaDeviceSynchronize());
+        write_then_prefetch(data, count, seed, devices);
         const std::uint64_t expected = pattern_sum(count, seed);
         for (int i = 0; i < inner; ++i) {
             const DeviceSum s = timed_device_sum(data, count);
@@ -131,7 +148,7 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
     std::uint32_t* shared = nullptr;
     CUDA_CHECK(cudaMallocManaged(&shared, bytes));
     // The location is ignored for ReadMostly: the advice is about the range, not a device.
-    CUDA_CHECK(cudaMemAdvise(shared, bytes, cudaMemAdviseSetReadMostly, gpu_location(ctx.device)));
+    advise_read_mostly(shared, bytes, ctx.device);
     const LoopTimes with = read_loop(shared, count, devices, outer, inner);
     const int attribute_with = read_mostly_attribute(shared, bytes);
     wrong += with.wrong;

@@ -23,6 +23,7 @@ namespace {
 constexpr std::uint32_t seed = 41;
 constexpr std::uint32_t written_seed = 42;
 
+// lesson:begin
 // Where cudaMemRangeGetAttribute says the range was last prefetched: a device ordinal, or
 // cudaCpuDeviceId for the host.
 int last_prefetch_location(const void* data, std::size_t bytes) {
@@ -31,6 +32,25 @@ int last_prefetch_location(const void* data, std::size_t bytes) {
                                         cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
     return location;
 }
+
+// The CPU writes the data, then it is prefetched to every GPU in turn. With ReadMostly set, each
+// prefetch leaves a read-only copy behind instead of taking the pages away from the GPU before.
+// Returns how many prefetches the attribute named right afterwards.
+int write_then_prefetch_to_every_gpu(std::uint32_t* data, std::size_t count, int gpus) {
+    const std::size_t bytes = count * sizeof *data;
+    fill_on_host(data, count, seed);
+    int named = 0;
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(g), 0, nullptr));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        named += last_prefetch_location(data, bytes) == g;
+    }
+    return named;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 struct GpuReads {
     std::vector<double> ms;    // per GPU: median kernel read of the whole buffer
@@ -41,15 +61,8 @@ struct GpuReads {
 // The CPU writes the data; it is prefetched to every GPU in turn; then, `rounds` times, each GPU
 // in turn reads all of it.
 GpuReads read_on_every_gpu(std::uint32_t* data, std::size_t count, int gpus, int rounds) {
-    const std::size_t bytes = count * sizeof *data;
     GpuReads r;
-    fill_on_host(data, count, seed);
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(g), 0, nullptr));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        r.prefetches_named += last_prefetch_location(data, bytes) == g;
-    }
+    r.prefetches_named = write_then_prefetch_to_every_gpu(data, count, gpus);
     std::vector<std::vector<double>> ms(gpus);
     for (int round = 0; round < rounds; ++round) {
         for (int g = 0; g < gpus; ++g) {
