@@ -33,6 +33,31 @@ __global__ void write_one(std::uint32_t* data) {
     data[0] = 1;
 }
 
+// lesson:begin
+// Grants `device` the access `flags` to the range: a mapping alone grants nothing.
+void set_access(CUdeviceptr address, std::size_t bytes, int device, CUmemAccess_flags flags) {
+    static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device;
+    access.flags = flags;  // PROT_NONE, PROT_READ or PROT_READWRITE
+    CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
+}
+
+// What `device` may do with the memory at `address` now.
+unsigned long long access_flags(CUdeviceptr address, int device) {
+    static const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    unsigned long long flags = 0;
+    CU_CHECK(cuMemGetAccess(&flags, &location, address));
+    return flags;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 const char* access_name(unsigned long long flags) {
     switch (flags) {
         case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
@@ -43,23 +68,7 @@ const char* access_name(unsigned long long flags) {
 }
 
 std::string access_of(CUdeviceptr address, int device) {
-    static const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = device;
-    unsigned long long flags = 0;
-    CU_CHECK(cuMemGetAccess(&flags, &location, address));
-    return access_name(flags);
-}
-
-// Grants `device` the access `flags` to the range: a mapping alone grants nothing.
-void set_access(CUdeviceptr address, std::size_t bytes, int device, CUmemAccess_flags flags) {
-    static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
-    CUmemAccessDesc access{};
-    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access.location.id = device;
-    access.flags = flags;  // PROT_NONE, PROT_READ or PROT_READWRITE
-    CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
+    return access_name(access_flags(address, device));
 }
 
 // Creates one granule of memory and maps it; the caller decides about access.

@@ -45,6 +45,7 @@ struct Region {
     bool compressed;  // what the driver says it granted
 };
 
+// lesson:begin
 // Device memory on `device`; with `compressible`, a request for compression that the driver may
 // grant or not (it says which in the properties it reports back for the handle).
 CUmemAllocationProp properties(int device, bool compressible) {
@@ -72,6 +73,9 @@ Region make_region(int device, std::size_t bytes, bool compressible) {
     vmm_release(memory);
     return {address, bytes, granted.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC};
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 void free_region(const Region& region) {
     vmm_unmap(region.address, region.bytes);

@@ -29,26 +29,25 @@ using tutorial::vmm_reserve;
 using tutorial::vmm_set_access;
 using tutorial::vmm_unmap;
 
-// Child role: each misaligned call once (they are refused, and a sanitizer would count each
-// refusal as an error, so they run here). One line per call; exit 0 when every one was refused.
-int child_misaligned_calls(const std::vector<std::string>& args) {
-    const int device = std::atoi(args.at(0).c_str());
-    CUDA_CHECK(cudaSetDevice(device));
+namespace {
+
+struct Refusal {
+    std::string call;
+    CUresult result;
+};
+
+// lesson:begin
+// Sizes, addresses and offsets in the VMM calls must be whole multiples of the granularity `g`:
+// each of these breaks that rule once, and is refused. `memory` is 2 * g of physical memory,
+// `range` 4 * g of reserved addresses.
+std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size_t g,
+                                      CUmemGenericAllocationHandle memory, CUdeviceptr range) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
     const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
-    const CUmemAllocationProp prop = vmm_properties(device);
-    const std::size_t g = vmm_granularity(prop);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, 2 * g);
-    const CUdeviceptr range = vmm_reserve(4 * g, 0);
-
     CUmemGenericAllocationHandle unused = 0;
     CUdeviceptr unused_address = 0;
-    struct Case {
-        std::string call;
-        CUresult result;
-    };
-    const Case cases[] = {
+    return {
         {"cuMemCreate(size = granularity + 1)", cuMemCreate(&unused, g + 1, &prop, 0)},
         {"cuMemAddressReserve(size = granularity + 1)",
          cuMemAddressReserve(&unused_address, g + 1, 0, 0, 0)},
@@ -56,8 +55,25 @@ int child_misaligned_calls(const std::vector<std::string>& args) {
         {"cuMemMap(address = range + 4 KiB)", cuMemMap(range + 4096, g, 0, memory, 0)},
         {"cuMemMap(offset = one granularity)", cuMemMap(range, g, g, memory, 0)},
     };
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
+// Child role: each misaligned call once (they are refused, and a sanitizer would count each
+// refusal as an error, so they run here). One line per call; exit 0 when every one was refused.
+int child_misaligned_calls(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    const CUmemAllocationProp prop = vmm_properties(device);
+    const std::size_t g = vmm_granularity(prop);
+    const CUmemGenericAllocationHandle memory = vmm_create(prop, 2 * g);
+    const CUdeviceptr range = vmm_reserve(4 * g, 0);
+    const std::vector<Refusal> cases = misaligned_calls(prop, g, memory, range);
     int accepted = 0;
-    for (const Case& c : cases) {
+    for (const Refusal& c : cases) {
         accepted += c.result == CUDA_SUCCESS;
         std::printf("%-44s -> %s\n", c.call.c_str(), tutorial::driver_error_name(c.result));
     }

@@ -22,6 +22,7 @@ using tutorial::round_up;
 
 namespace {
 
+// lesson:begin
 std::size_t used_device_memory() {
     std::size_t free_bytes = 0;
     std::size_t total = 0;
@@ -129,6 +130,9 @@ private:
     std::size_t moved_bytes_ = 0;
     std::size_t taken_while_mapped_twice_ = 0;
 };
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 struct Moved {
     std::size_t bytes = 0;  // the buffer's size at its last move to a bigger reservation

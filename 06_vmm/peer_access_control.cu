@@ -36,6 +36,31 @@ constexpr std::size_t block = 2 << 20;  // each cudaMalloc on the owner
 constexpr std::uint32_t seed = 51;
 constexpr int timed_calls = 5;
 
+// lesson:begin
+// Two ways for GPU `user` to use GPU `owner`'s memory. Peer access, with GPU `user` current,
+// maps every cudaMalloc allocation the owner has, and every later one:
+void enable_peer_access() {
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
+}
+
+void disable_peer_access() {
+    CUDA_CHECK(cudaDeviceDisablePeerAccess(owner));
+}
+
+// With VMM, access is granted one allocation at a time.
+// Grants GPU 0 read-write access to one VMM allocation: the call this section is about.
+void grant_user(CUdeviceptr address, std::size_t bytes) {
+    static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = user;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct EnableCost {
     int allocations;               // cudaMalloc allocations the owner had
     double enable_ms, disable_ms;  // medians
@@ -47,10 +72,10 @@ EnableCost time_enable(int allocations) {
     std::vector<double> enable, disable;
     for (int i = 0; i < timed_calls; ++i) {
         tutorial::HostTimer timer;
-        CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
+        enable_peer_access();
         enable.push_back(timer.elapsed_ms());
         timer.restart();
-        CUDA_CHECK(cudaDeviceDisablePeerAccess(owner));
+        disable_peer_access();
         disable.push_back(timer.elapsed_ms());
     }
     return {allocations, tutorial::median(enable), tutorial::median(disable)};
@@ -66,16 +91,6 @@ CUdeviceptr owner_granule(std::size_t& bytes) {
     vmm_release(memory);  // the mapping keeps the memory
     tutorial::vmm_set_access(address, bytes, owner);
     return address;
-}
-
-// Grants GPU 0 read-write access to one VMM allocation: the call this section is about.
-void grant_user(CUdeviceptr address, std::size_t bytes) {
-    static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
-    CUmemAccessDesc access{};
-    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access.location.id = user;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
 }
 
 // The median time of granting GPU 0 one fresh VMM allocation, with the owner's cudaMalloc

@@ -25,6 +25,30 @@ constexpr int owner = 1;  // the GPU whose pool it is
 constexpr std::uint32_t seed = 57;
 constexpr std::uint32_t user_seed = 58;  // what the user writes
 
+// lesson:begin
+// A pool on GPU `owner`; its blocks are the owner's alone until access is granted.
+cudaMemPool_t owner_pool() {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = owner;
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    return pool;
+}
+
+// One call grants GPU `user` read-write access to every block of the pool, handed out before
+// the call or after it.
+void grant_user(cudaMemPool_t pool) {
+    cudaMemAccessDesc grant{};
+    grant.location.type = cudaMemLocationTypeDevice;
+    grant.location.id = user;
+    grant.flags = cudaMemAccessFlagsProtReadWrite;
+    CUDA_CHECK(cudaMemPoolSetAccess(pool, &grant, 1));
+}
+
+// What `device` may do with the pool's blocks now.
 cudaMemAccessFlags access_of(cudaMemPool_t pool, int device) {
     cudaMemLocation where{};
     where.type = cudaMemLocationTypeDevice;
@@ -33,6 +57,9 @@ cudaMemAccessFlags access_of(cudaMemPool_t pool, int device) {
     CUDA_CHECK(cudaMemPoolGetAccess(&flags, pool, &where));
     return flags;
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 const char* flags_name(cudaMemAccessFlags flags) {
     switch (flags) {
@@ -54,13 +81,7 @@ struct AccessResult {
 
 AccessResult grant_and_use(std::size_t bytes) {
     CUDA_CHECK(cudaSetDevice(owner));
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.handleTypes = cudaMemHandleTypeNone;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = owner;
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    cudaMemPool_t pool = owner_pool();
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     AccessResult r{access_of(pool, owner), access_of(pool, user), cudaMemAccessFlagsProtNone};
@@ -70,12 +91,8 @@ AccessResult grant_and_use(std::size_t bytes) {
     CUDA_CHECK(cudaMallocFromPoolAsync(&earlier, bytes, pool, stream));
     fill_on_device_async(earlier, r.count, seed, stream);
 
-    cudaMemAccessDesc grant{};
-    grant.location.type = cudaMemLocationTypeDevice;
-    grant.location.id = user;
-    grant.flags = cudaMemAccessFlagsProtReadWrite;
     tutorial::HostTimer timer;
-    CUDA_CHECK(cudaMemPoolSetAccess(pool, &grant, 1));
+    grant_user(pool);
     r.grant_ms = timer.elapsed_ms();
     r.user_after = access_of(pool, user);
     CUDA_CHECK(cudaMallocFromPoolAsync(&later, bytes, pool, stream));

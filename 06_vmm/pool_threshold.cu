@@ -24,6 +24,8 @@ struct PoolState {
     std::uint64_t reserved = 0, used = 0, reserved_high = 0, used_high = 0;
 };
 
+// lesson:begin
+// What a pool holds: memory reserved from the device, memory handed out, and the peaks of both.
 PoolState read_pool(cudaMemPool_t pool) {
     PoolState s;
     CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &s.reserved));
@@ -33,9 +35,14 @@ PoolState read_pool(cudaMemPool_t pool) {
     return s;
 }
 
+// How much freed memory the pool may keep at a synchronization instead of giving it back to the
+// device: the default, 0, keeps nothing.
 void set_threshold(cudaMemPool_t pool, std::uint64_t bytes) {
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 struct Step {
     std::string what;

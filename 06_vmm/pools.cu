@@ -24,6 +24,34 @@ namespace {
 
 constexpr int timed_allocations = 7;
 
+// lesson:begin
+// A pool of our own: device memory on `device`, not shareable with other processes.
+cudaMemPoolProps pool_properties(int device, std::size_t max_size) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;  // the only type for device pools
+    props.handleTypes = cudaMemHandleTypeNone;      // not shareable with other processes
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    props.maxSize = max_size;  // 0: as large as the device allows
+    return props;
+}
+
+cudaMemPool_t create_pool(int device) {
+    const cudaMemPoolProps props = pool_properties(device, 0);
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    return pool;
+}
+
+// Unlike the default pool (threshold 0), ours keeps all the memory it is given back.
+void keep_everything(cudaMemPool_t pool) {
+    std::uint64_t keep_all = UINT64_MAX;
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 std::uint64_t attribute(cudaMemPool_t pool, cudaMemPoolAttr which) {
     std::uint64_t value = 0;  // the 64-bit attributes; the int ones read into the low half
     CUDA_CHECK(cudaMemPoolGetAttribute(pool, which, &value));
@@ -124,16 +152,6 @@ Costs time_allocations(cudaMemPool_t ours, std::size_t bytes, cudaStream_t strea
     return c;
 }
 
-cudaMemPoolProps pool_properties(int device, std::size_t max_size) {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;  // the only type for device pools
-    props.handleTypes = cudaMemHandleTypeNone;      // not shareable with other processes
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    props.maxSize = max_size;  // 0: as large as the device allows
-    return props;
-}
-
 struct PoolsResult {
     Fresh fresh;
     Isolation iso;
@@ -141,13 +159,10 @@ struct PoolsResult {
 };
 
 PoolsResult measure_pools(int device, std::size_t bytes) {
-    const cudaMemPoolProps props = pool_properties(device, 0);
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    cudaMemPool_t pool = create_pool(device);
     PoolsResult r;
     r.fresh = fresh_attributes(pool);
-    std::uint64_t keep_all = UINT64_MAX;  // this pool keeps what it has; the default is untouched
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    keep_everything(pool);  // the default pool is untouched
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     r.iso = check_isolation(device, pool, bytes, stream);

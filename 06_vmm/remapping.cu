@@ -20,6 +20,29 @@ using tutorial::ChildResult;
 using tutorial::format;
 using tutorial::format_bytes;
 
+namespace {
+
+// lesson:begin
+// One range of addresses, different memory behind it over time. Mapping puts an allocation
+// there; access belongs to the mapping, so every new mapping must be granted it again.
+void map_at(CUdeviceptr range, std::size_t bytes, CUmemGenericAllocationHandle memory,
+            int device) {
+    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
+    CU_CHECK(cuMemMap(range, bytes, 0, memory, 0));
+    tutorial::vmm_set_access(range, bytes, device);
+}
+
+// Unmapped, the memory lives on in its handle, contents and all, until cuMemRelease.
+void unmap(CUdeviceptr range, std::size_t bytes) {
+    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    CU_CHECK(cuMemUnmap(range, bytes));
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
 // Child role: the two calls the rules forbid, one line each. A refused call here would count as
 // an error under compute-sanitizer, and a range freed while mapped may leave the driver's books
 // in a state this process should not go on with.
@@ -59,8 +82,6 @@ struct Rounds {
 // the first time it is mapped; after that, every mapping must show what it was filled with,
 // although the range held the other allocation in between.
 Rounds map_in_turns(int device, int rounds) {
-    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
-    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
     const CUmemAllocationProp prop = tutorial::vmm_properties(device);
     const std::size_t bytes = tutorial::vmm_granularity(prop);
     const std::size_t count = bytes / sizeof(std::uint32_t);
@@ -72,16 +93,14 @@ Rounds map_in_turns(int device, int rounds) {
     Rounds result;
     for (int round = 0; round < rounds; ++round) {
         const int which = round % 2;
-        CU_CHECK(cuMemMap(range, bytes, 0, memory[which], 0));
-        // Access is a property of the mapping: every new mapping must be granted it again.
-        tutorial::vmm_set_access(range, bytes, device);
+        map_at(range, bytes, memory[which], device);
         if (round < 2) fill_on_device(data, count, fill_value[which]);
         const std::size_t wrong = mismatches_on_device(data, count, fill_value[which]);
         result.wrong += wrong;
         std::printf("round %d: %c mapped at 0x%llx, %s, %zu of %zu values wrong\n", round + 1,
                     which == 0 ? 'a' : 'b', static_cast<unsigned long long>(range),
                     round < 2 ? "filled" : "read back", wrong, count);
-        CU_CHECK(cuMemUnmap(range, bytes));  // unmapped, the memory lives on in its handle
+        unmap(range, bytes);
         ++result.rounds;
     }
     tutorial::vmm_free(range, bytes);

@@ -22,6 +22,38 @@ namespace {
 constexpr std::uint32_t old_seed = 91;
 constexpr std::uint32_t new_seed = 92;
 
+struct Reuse {
+    void* first = nullptr;   // freed on the stream...
+    void* second = nullptr;  // ...then the stream's next allocation of the same size
+    std::size_t wrong = 0;   // values of the second that were not what the stream wrote into it
+};
+
+// lesson:begin
+// Allocate, fill, free, allocate again: all queued on one stream, no synchronization between.
+Reuse reuse_on_one_stream(std::size_t bytes) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    Reuse r;
+    std::uint32_t* a = nullptr;
+    std::uint32_t* b = nullptr;
+    CUDA_CHECK(cudaMallocAsync(&a, bytes, stream));
+    fill_on_device_async(a, count, old_seed, stream);
+    CUDA_CHECK(cudaFreeAsync(a, stream));
+    CUDA_CHECK(cudaMallocAsync(&b, bytes, stream));
+    fill_on_device_async(b, count, new_seed, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    r.first = a;
+    r.second = b;
+    r.wrong = mismatches_on_device(b, count, new_seed);
+    CUDA_CHECK(cudaFreeAsync(b, stream));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return r;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 struct FreeCost {
     double busy_ms;        // how long the kernel on the other stream runs
     double free_ms;        // cudaFree, called right after that kernel was launched
@@ -51,34 +83,6 @@ FreeCost time_frees(std::size_t bytes, double busy_ms) {
     CUDA_CHECK(cudaStreamDestroy(other));
     CUDA_CHECK(cudaStreamDestroy(mine));
     return c;
-}
-
-struct Reuse {
-    void* first = nullptr;   // freed on the stream...
-    void* second = nullptr;  // ...then the stream's next allocation of the same size
-    std::size_t wrong = 0;   // values of the second that were not what the stream wrote into it
-};
-
-// Allocate, fill, free, allocate again: all queued on one stream, no synchronization between.
-Reuse reuse_on_one_stream(std::size_t bytes) {
-    const std::size_t count = bytes / sizeof(std::uint32_t);
-    cudaStream_t stream = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    Reuse r;
-    std::uint32_t* a = nullptr;
-    std::uint32_t* b = nullptr;
-    CUDA_CHECK(cudaMallocAsync(&a, bytes, stream));
-    fill_on_device_async(a, count, old_seed, stream);
-    CUDA_CHECK(cudaFreeAsync(a, stream));
-    CUDA_CHECK(cudaMallocAsync(&b, bytes, stream));
-    fill_on_device_async(b, count, new_seed, stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    r.first = a;
-    r.second = b;
-    r.wrong = mismatches_on_device(b, count, new_seed);
-    CUDA_CHECK(cudaFreeAsync(b, stream));
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    return r;
 }
 
 struct TwoStreams {

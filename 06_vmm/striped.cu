@@ -25,6 +25,8 @@ namespace {
 
 constexpr std::uint32_t seed = 53;
 
+// lesson:begin
+// One range of addresses whose chunks live on different GPUs: to kernels, one buffer.
 struct Stripe {
     CUdeviceptr address = 0;
     std::size_t chunk = 0;  // bytes per GPU
@@ -75,6 +77,9 @@ void free_stripe(const Stripe& s) {
     for (int g = 0; g < s.gpus; ++g) CU_CHECK(cuMemUnmap(s.address + g * s.chunk, s.chunk));
     CU_CHECK(cuMemAddressFree(s.address, s.chunk * s.gpus));
 }
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
 
 // The device that cudaPointerGetAttributes names for an address (-1 if not device memory).
 int owner_of(CUdeviceptr address) {

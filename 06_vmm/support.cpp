@@ -16,9 +16,18 @@ using tutorial::format_bytes;
 
 namespace {
 
-// An attribute through the driver API, which names the device by its CUdevice handle.
-int driver_value(CUdevice device, CUdevice_attribute attribute) {
+struct Granularity {
+    std::size_t minimum, recommended;
+};
+
+// lesson:begin
+// VMM support, and the attributes that go with it, exist only in the driver API, which names the
+// device by its CUdevice handle.
+int driver_value(int ordinal, CUdevice_attribute attribute) {
+    const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
     const auto cuDeviceGetAttribute = DRIVER_FUNCTION(cuDeviceGetAttribute);
+    CUdevice device = 0;
+    CU_CHECK(cuDeviceGet(&device, ordinal));  // the driver's handle for runtime device N
     int value = 0;
     CU_CHECK(cuDeviceGetAttribute(&value, attribute, device));
     return value;
@@ -26,21 +35,28 @@ int driver_value(CUdevice device, CUdevice_attribute attribute) {
 
 // Physical allocations and mappings come in multiples of the granularity, which depends on the
 // kind of memory asked for: here plain device memory on `device`.
-void add_granularity_rows(tutorial::Table& table, int device) {
+Granularity granularity(int device) {
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
-    std::size_t minimum = 0;
-    std::size_t recommended = 0;
-    CU_CHECK(cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    Granularity g{};
+    CU_CHECK(cuMemGetAllocationGranularity(&g.minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     CU_CHECK(
-        cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
-    table.add_row({"(granularity, minimum)", format_bytes(minimum),
+        cuMemGetAllocationGranularity(&g.recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    return g;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+void add_granularity_rows(tutorial::Table& table, int device) {
+    const Granularity g = granularity(device);
+    table.add_row({"(granularity, minimum)", format_bytes(g.minimum),
                    "sizes and offsets for cuMemCreate/cuMemMap are multiples of this"});
     table.add_row(
-        {"(granularity, recommended)", format_bytes(recommended), "the size that performs best"});
+        {"(granularity, recommended)", format_bytes(g.recommended), "the size that performs best"});
 }
 
 // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED predicts that one granule of physical memory can be
@@ -82,9 +98,7 @@ tutorial::Prediction vmm_works(int value, int device) {
 }  // namespace
 
 tutorial::Result run_support(tutorial::Context& ctx) {
-    const auto cuDeviceGet = DRIVER_FUNCTION(cuDeviceGet);
-    CUdevice device = 0;
-    CU_CHECK(cuDeviceGet(&device, ctx.device));  // the driver's handle for runtime device N
+    const int device = ctx.device;
     const auto driver = [&](CUdevice_attribute attribute) {
         return std::to_string(driver_value(device, attribute));
     };
