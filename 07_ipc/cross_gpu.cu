@@ -38,6 +38,34 @@ constexpr std::uint32_t vmm_seed = 82;
 constexpr int master_gpu = 0;
 constexpr int runs = 5;
 
+// lesson:begin
+// A worker on another GPU than the master's. The legacy handle opens as on the same GPU (with
+// cudaIpcMemLazyEnablePeerAccess, peer access is enabled as needed)...
+void* open_from_other_gpu(const cudaIpcMemHandle_t& handle) {
+    void* data = nullptr;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
+    return data;
+}
+
+// ...while imported VMM memory needs an explicit grant: the memory is on the master's GPU, and
+// the access descriptor names this worker's GPU.
+CUdeviceptr import_for_this_gpu(int fd, std::size_t bytes, int device) {
+    const auto cuMemImportFromShareableHandle = DRIVER_FUNCTION(cuMemImportFromShareableHandle);
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemImportFromShareableHandle(
+        &memory, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    close(fd);
+    const CUdeviceptr address = vmm_reserve(bytes, 0);
+    vmm_map(address, bytes, memory);
+    vmm_release(memory);
+    tutorial::vmm_set_access(address, bytes, device);
+    return address;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // GB/s of cudaMemcpyAsync from `from` (anywhere) into a buffer of the current GPU.
 double copy_gbps(const std::uint32_t* from, std::size_t count) {
     std::uint32_t* local = nullptr;
@@ -62,25 +90,14 @@ void report_use(const char* way, const std::uint32_t* data, std::size_t count, s
 
 // The worker's side of the legacy IPC handle.
 void use_ipc_handle(const cudaIpcMemHandle_t& handle, std::size_t count) {
-    void* data = nullptr;
-    CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
+    void* data = open_from_other_gpu(handle);
     report_use("ipc", static_cast<const std::uint32_t*>(data), count, ipc_seed);
     CUDA_CHECK(cudaIpcCloseMemHandle(data));
 }
 
-// The worker's side of the file descriptor: import, map, grant this GPU access, use.
+// The worker's side of the file descriptor.
 void use_vmm_descriptor(int fd, std::size_t bytes, int device) {
-    const auto cuMemImportFromShareableHandle = DRIVER_FUNCTION(cuMemImportFromShareableHandle);
-    CUmemGenericAllocationHandle memory = 0;
-    CU_CHECK(cuMemImportFromShareableHandle(
-        &memory, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
-        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-    close(fd);
-    const CUdeviceptr address = vmm_reserve(bytes, 0);
-    vmm_map(address, bytes, memory);
-    vmm_release(memory);
-    // The memory is on the master's GPU; the grant names this worker's GPU.
-    tutorial::vmm_set_access(address, bytes, device);
+    const CUdeviceptr address = import_for_this_gpu(fd, bytes, device);
     report_use("vmm", reinterpret_cast<const std::uint32_t*>(address), bytes / 4, vmm_seed);
     vmm_unmap(address, bytes);
     vmm_free(address, bytes);

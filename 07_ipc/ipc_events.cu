@@ -19,6 +19,44 @@ using tutorial::ChildProcess;
 using tutorial::ChildResult;
 using tutorial::format;
 
+namespace {
+
+// lesson:begin
+// The master: an event other processes can wait on (an interprocess event cannot record
+// timing), and handles for it and for the buffer. The master records the event after each batch.
+cudaEvent_t share(void* buffer, cudaIpcMemHandle_t* memory_handle,
+                  cudaIpcEventHandle_t* event_handle) {
+    cudaEvent_t produced = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&produced, cudaEventInterprocess | cudaEventDisableTiming));
+    CUDA_CHECK(cudaIpcGetMemHandle(memory_handle, buffer));
+    CUDA_CHECK(cudaIpcGetEventHandle(event_handle, produced));
+    return produced;
+}
+
+// The consumer opens both handles once...
+void open_shared(const cudaIpcMemHandle_t& memory_handle, const cudaIpcEventHandle_t& event_handle,
+                 void** data, cudaEvent_t* produced) {
+    CUDA_CHECK(cudaIpcOpenMemHandle(data, memory_handle, cudaIpcMemLazyEnablePeerAccess));
+    CUDA_CHECK(cudaIpcOpenEventHandle(produced, event_handle));
+}
+
+// ...and for each batch its stream waits for the master's last record of the event, then reads.
+unsigned long long consume(cudaStream_t stream, cudaEvent_t produced, const std::uint32_t* data,
+                           std::size_t count, unsigned long long* sum) {
+    CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, stream));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, produced, 0));  // the master's work comes first
+    sum_on_device_async(data, count, sum, stream);
+    unsigned long long value = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&value, sum, sizeof value, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return value;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
 // Child role: the consumer. First line on stdin: memory handle, event handle, count. Then one
 // line per batch; for each, its stream waits on the master's event and then sums the buffer. The
 // answers go back over the channel (channel.hpp), where the master waits for them.
@@ -38,8 +76,7 @@ int child_consumer(const std::vector<std::string>& args) {
     }
     void* data = nullptr;
     cudaEvent_t produced = nullptr;
-    CUDA_CHECK(cudaIpcOpenMemHandle(&data, memory_handle, cudaIpcMemLazyEnablePeerAccess));
-    CUDA_CHECK(cudaIpcOpenEventHandle(&produced, event_handle));
+    open_shared(memory_handle, event_handle, &data, &produced);
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     unsigned long long* sum = nullptr;
@@ -53,12 +90,8 @@ int child_consumer(const std::vector<std::string>& args) {
     // "batch N" lines, until the master closes the pipe; a master silent for task_timeout_s is
     // given up on.
     while (tutorial::read_input_line(line, task_timeout_s) == tutorial::Input::received) {
-        CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof *sum, stream));
-        CUDA_CHECK(cudaStreamWaitEvent(stream, produced, 0));  // the master's work comes first
-        sum_on_device_async(static_cast<const std::uint32_t*>(data), count, sum, stream);
-        unsigned long long value = 0;
-        CUDA_CHECK(cudaMemcpyAsync(&value, sum, sizeof value, cudaMemcpyDeviceToHost, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const unsigned long long value =
+            consume(stream, produced, static_cast<const std::uint32_t*>(data), count, sum);
         send_line(tutorial::child_passed_fd, "consumed " + line + ": sum " + std::to_string(value));
     }
     CUDA_CHECK(cudaFree(sum));
@@ -76,12 +109,9 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     // Batch b is every byte set to b + 1, so each batch has its own sum; the buffer starts at
     // zero, which is what an early read of batch 0 would see.
     CUDA_CHECK(cudaMemset(buffer, 0, count * sizeof *buffer));
-    cudaEvent_t produced = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&produced, cudaEventInterprocess | cudaEventDisableTiming));
     cudaIpcMemHandle_t memory_handle{};
     cudaIpcEventHandle_t event_handle{};
-    CUDA_CHECK(cudaIpcGetMemHandle(&memory_handle, buffer));
-    CUDA_CHECK(cudaIpcGetEventHandle(&event_handle, produced));
+    cudaEvent_t produced = share(buffer, &memory_handle, &event_handle);
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 

@@ -16,6 +16,37 @@
 using tutorial::ChildResult;
 using tutorial::run_child;
 
+namespace {
+
+struct LegacyMisuse {
+    cudaError_t own;       // opening a handle in the process that made it
+    cudaError_t interior;  // a handle for an address inside an allocation
+    cudaIpcMemHandle_t interior_handle;
+    cudaError_t of_managed;  // a handle for managed memory
+};
+
+// lesson:begin
+// Legacy IPC handles are for whole cudaMalloc allocations, opened by another process. Each call
+// below steps outside that; what each returns is the lesson, so none is checked.
+LegacyMisuse legacy_misuses(void* buffer, void* managed) {
+    LegacyMisuse m{};
+    cudaIpcMemHandle_t handle{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&handle, buffer));
+    void* opened = nullptr;
+    m.own = cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (m.own == cudaSuccess) CUDA_CHECK(cudaIpcCloseMemHandle(opened));  // a driver that allows it
+    m.interior = cudaIpcGetMemHandle(&m.interior_handle, static_cast<char*>(buffer) + 4096);
+    cudaIpcMemHandle_t unused{};
+    m.of_managed = cudaIpcGetMemHandle(&unused, managed);
+    (void)cudaGetLastError();  // the refusals also left their error as the last one
+    return m;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
 // Child role: opens the handle it is given and prints the first value it finds there.
 int child_open_and_peek(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
@@ -98,18 +129,11 @@ int child_ipc_misuse(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaMallocManaged(&managed, bytes));
     // Seed 5: the values looked for below are not 0, which fresh memory may hold anyway.
     fill_on_device(static_cast<std::uint32_t*>(buffer), bytes / 4, 5);
-    cudaIpcMemHandle_t handle{};
-    CUDA_CHECK(cudaIpcGetMemHandle(&handle, buffer));
-
-    void* opened = nullptr;
-    const cudaError_t own = cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess);
-    if (own == cudaSuccess) CUDA_CHECK(cudaIpcCloseMemHandle(opened));  // a driver that allows it
-    cudaIpcMemHandle_t interior_handle{};
-    const cudaError_t interior =
-        cudaIpcGetMemHandle(&interior_handle, static_cast<char*>(buffer) + 4096);
-    cudaIpcMemHandle_t unused{};
-    const cudaError_t of_managed = cudaIpcGetMemHandle(&unused, managed);
-    (void)cudaGetLastError();
+    const LegacyMisuse m = legacy_misuses(buffer, managed);
+    const cudaError_t own = m.own;
+    const cudaError_t interior = m.interior;
+    const cudaIpcMemHandle_t interior_handle = m.interior_handle;
+    const cudaError_t of_managed = m.of_managed;
 
     const Refusals refused = vmm_and_event_refusals(device);
 

@@ -31,6 +31,8 @@ constexpr std::uint32_t first_seed = 81;   // block i holds pattern(., first_see
 constexpr std::uint32_t reused_seed = 89;  // the exporter's next block, in the wrong order
 constexpr int shared_blocks = 4;
 
+// lesson:begin
+// A pool whose blocks other processes may use: it must say so when it is created.
 cudaMemPool_t exportable_pool(int device) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
@@ -42,9 +44,41 @@ cudaMemPool_t exportable_pool(int device) {
     return pool;
 }
 
-std::string export_line(void* block) {
+// The exporter: the pool once, as a file descriptor; then each block, as opaque bytes.
+int export_pool(cudaMemPool_t pool) {
+    int fd = -1;
+    CUDA_CHECK(
+        cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
+    return fd;
+}
+
+cudaMemPoolPtrExportData export_block(void* block) {
     cudaMemPoolPtrExportData data{};
     CUDA_CHECK(cudaMemPoolExportPointer(&data, block));
+    return data;
+}
+
+// The importer: the pool from the descriptor, then each block from its bytes.
+cudaMemPool_t import_pool_from(int fd) {
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaMemPoolImportFromShareableHandle(
+        &pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+        cudaMemHandleTypePosixFileDescriptor, 0));
+    close(fd);  // the imported pool keeps what it needs
+    return pool;
+}
+
+void* import_block(cudaMemPool_t pool, cudaMemPoolPtrExportData& data) {
+    void* block = nullptr;
+    CUDA_CHECK(cudaMemPoolImportPointer(&block, pool, &data));
+    return block;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+std::string export_line(void* block) {
+    const cudaMemPoolPtrExportData data = export_block(block);
     return to_hex(&data, sizeof data) + "\n";
 }
 
@@ -52,13 +86,9 @@ std::string export_line(void* block) {
 cudaMemPool_t import_pool(int device, double& import_ms, cudaMemAccessFlags& access_before) {
     const int fd = receive_descriptor(tutorial::child_passed_fd, 10.0);
     if (fd < 0) return nullptr;
-    cudaMemPool_t pool = nullptr;
     HostTimer timer;
-    CUDA_CHECK(cudaMemPoolImportFromShareableHandle(
-        &pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
-        cudaMemHandleTypePosixFileDescriptor, 0));
+    cudaMemPool_t pool = import_pool_from(fd);
     import_ms = timer.elapsed_ms();
-    close(fd);  // the imported pool keeps what it needs
     cudaMemLocation here{};
     here.type = cudaMemLocationTypeDevice;
     here.id = device;
@@ -95,9 +125,8 @@ int child_pool_importer(const std::vector<std::string>& args) {
         std::string hex;
         cudaMemPoolPtrExportData data{};
         if (!read_export(hex, data)) return 4;
-        void* block = nullptr;
         HostTimer timer;
-        CUDA_CHECK(cudaMemPoolImportPointer(&block, pool, &data));
+        void* block = import_block(pool, data);
         pointer_ms.push_back(timer.elapsed_ms());
         blocks.push_back(static_cast<std::uint32_t*>(block));
         wrong += mismatches_on_device(blocks.back(), count, first_seed + i);
@@ -130,8 +159,7 @@ int child_pool_late_importer(const std::vector<std::string>& args) {
     std::string hex;
     cudaMemPoolPtrExportData a_data{}, b_data{};
     if (pool == nullptr || !read_export(hex, a_data) || !read_export(hex, b_data)) return 4;
-    void* a = nullptr;
-    CUDA_CHECK(cudaMemPoolImportPointer(&a, pool, &a_data));
+    void* a = import_block(pool, a_data);
     auto* values = static_cast<std::uint32_t*>(a);
     std::printf("%-54s -> %zu of %zu values wrong\n", "block A imported and read",
                 mismatches_on_device(values, count, first_seed), count);
@@ -180,9 +208,7 @@ Shared share_blocks(int device, std::size_t bytes) {
         fill_on_device_async(blocks[i], s.count, first_seed + i, stream);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));  // the importer may use a block only once it exists
-    int fd = -1;
-    CUDA_CHECK(
-        cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
+    const int fd = export_pool(pool);
     Channel channel;
     tutorial::ChildProcess worker(
         "pool_importer", {std::to_string(device), std::to_string(s.count)}, channel.worker_end());
@@ -217,9 +243,7 @@ tutorial::ChildResult break_the_rule(int device, std::size_t bytes) {
     CUDA_CHECK(cudaMallocFromPoolAsync(&b, bytes, pool, stream));
     fill_on_device_async(a, count, first_seed, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    int fd = -1;
-    CUDA_CHECK(
-        cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
+    const int fd = export_pool(pool);
     Channel channel;
     tutorial::ChildProcess worker("pool_late_importer",
                                   {std::to_string(device), std::to_string(count)},

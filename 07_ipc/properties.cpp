@@ -15,6 +15,30 @@ using tutorial::Prediction;
 
 namespace {
 
+struct IpcProperties {
+    int unified_addressing;      // legacy IPC handles for cudaMalloc memory
+    int ipc_event_supported;     // interprocess events
+    int memory_pools_supported;  // cudaMallocAsync, and pools that can be exported
+    int posix_fd_supported;      // VMM memory exported as a file descriptor (driver API)
+};
+
+// lesson:begin
+// Each way of sharing memory between processes has a property that says whether it works here.
+IpcProperties ipc_properties(int device) {
+    IpcProperties p{};
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.unified_addressing, cudaDevAttrUnifiedAddressing, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.ipc_event_supported, cudaDevAttrIpcEventSupport, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p.memory_pools_supported, cudaDevAttrMemoryPoolsSupported,
+                                      device));
+    p.posix_fd_supported = tutorial::driver_attribute(
+        device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
+    return p;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above: each property's
+// prediction, then a test of it. ----
+
 // A call that is allowed to fail: did it succeed, and what did it return, in words.
 struct Outcome {
     bool ok;
@@ -83,22 +107,15 @@ Outcome descriptor_export(int device) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    // cudaDeviceGetAttribute reads one property at a time, as an int.
-    const auto attribute = [&](cudaDeviceAttr which) {
-        int value = 0;
-        CUDA_CHECK(cudaDeviceGetAttribute(&value, which, ctx.device));
-        return value;
-    };
+    const IpcProperties p = ipc_properties(ctx.device);
     const std::vector<Prediction> predictions = {
-        predict("unifiedAddressing", attribute(cudaDevAttrUnifiedAddressing),
+        predict("unifiedAddressing", p.unified_addressing,
                 "legacy IPC can make a handle for cudaMalloc memory", memory_handle()),
-        predict("ipcEventSupported", attribute(cudaDevAttrIpcEventSupport),
+        predict("ipcEventSupported", p.ipc_event_supported,
                 "an interprocess event can be given a handle", event_handle()),
-        predict("memoryPoolsSupported", attribute(cudaDevAttrMemoryPoolsSupported),
+        predict("memoryPoolsSupported", p.memory_pools_supported,
                 "cudaMallocAsync allocates from the device's pool", pool_allocation()),
-        predict("POSIX fd handles (driver)",
-                tutorial::driver_attribute(
-                    ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED),
+        predict("POSIX fd handles (driver)", p.posix_fd_supported,
                 "VMM memory can be exported as a file descriptor", descriptor_export(ctx.device)),
     };
     return tutorial::check_predictions(ctx, predictions);

@@ -27,6 +27,36 @@ using tutorial::ChildResult;
 using tutorial::Deadline;
 using tutorial::format;
 
+namespace {
+
+// lesson:begin
+// A master as in master_workers (two buffers, their IPC handles, one slice per worker), whose
+// worker `victim` crashes while it holds the handles. The master's memory is its own: a worker's
+// death takes nothing with it, and the master frees its buffers as usual.
+std::vector<WorkerOutcome> batch_with_a_crash(int device, std::size_t count, int workers,
+                                              int victim) {
+    constexpr std::uint32_t seed = 43;
+    std::uint32_t* input = nullptr;
+    std::uint32_t* result = nullptr;
+    CUDA_CHECK(cudaMalloc(&input, count * sizeof *input));
+    CUDA_CHECK(cudaMalloc(&result, count * sizeof *result));
+    fill_on_device(input, count, seed);
+    CUDA_CHECK(cudaMemset(result, 0, count * sizeof *result));
+    SliceTask task{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&task.input, input));
+    CUDA_CHECK(cudaIpcGetMemHandle(&task.result, result));
+    const std::vector<WorkerOutcome> outcomes =
+        run_slice_workers(device, task, count, workers, victim, seed, result);
+    CUDA_CHECK(cudaFree(input));
+    CUDA_CHECK(cudaFree(result));
+    return outcomes;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
+}  // namespace
+
 // Child role `stuck_worker` (args: device, bytes): holds `bytes` of device memory and sits in a
 // 30 s kernel, the way a worker is busy when its master dies. It says when it holds the memory.
 int child_stuck_worker(const std::vector<std::string>& args) {
@@ -115,21 +145,7 @@ struct Crash {
 
 // Part 1: a batch in which worker `victim` crashes while it holds the master's IPC handles.
 Crash crash_in_batch(int device, int workers, int victim, std::size_t count) {
-    // A master as in master_workers: two buffers, their IPC handles, one slice per worker.
-    constexpr std::uint32_t seed = 43;
-    std::uint32_t* input = nullptr;
-    std::uint32_t* result = nullptr;
-    CUDA_CHECK(cudaMalloc(&input, count * sizeof *input));
-    CUDA_CHECK(cudaMalloc(&result, count * sizeof *result));
-    fill_on_device(input, count, seed);
-    CUDA_CHECK(cudaMemset(result, 0, count * sizeof *result));
-    SliceTask task{};
-    CUDA_CHECK(cudaIpcGetMemHandle(&task.input, input));
-    CUDA_CHECK(cudaIpcGetMemHandle(&task.result, result));
-    const std::vector<WorkerOutcome> outcomes =
-        run_slice_workers(device, task, count, workers, victim, seed, result);
-    CUDA_CHECK(cudaFree(input));
-    CUDA_CHECK(cudaFree(result));
+    const std::vector<WorkerOutcome> outcomes = batch_with_a_crash(device, count, workers, victim);
     tutorial::Table table({{"worker"}, {"ended"}, {"sum"}, {"results"}});
     Crash crash{false, 0, outcomes[victim].child.describe()};
     for (int w = 0; w < workers; ++w) {

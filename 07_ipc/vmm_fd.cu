@@ -29,6 +29,45 @@ namespace {
 
 constexpr std::uint32_t fd_seed = 61;
 
+// lesson:begin
+// The exporter: memory that may be exported must say so when it is created
+// (requestedHandleTypes); then it becomes a file descriptor, which another process can receive
+// over a Unix socket (SCM_RIGHTS).
+CUmemGenericAllocationHandle create_exportable(int device, std::size_t bytes) {
+    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemCreate(&memory, bytes, &prop, 0));
+    return memory;
+}
+
+int export_fd(CUmemGenericAllocationHandle memory) {
+    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
+    int fd = -1;
+    CU_CHECK(
+        cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    return fd;
+}
+
+// The importer: the descriptor stands for the physical memory; importing it gives this process
+// a handle to the same allocation, which it maps at addresses of its own.
+CUmemGenericAllocationHandle import_fd(int fd) {
+    const auto cuMemImportFromShareableHandle = DRIVER_FUNCTION(cuMemImportFromShareableHandle);
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemImportFromShareableHandle(
+        &memory, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    close(fd);  // the imported handle keeps the memory; the descriptor is no longer needed
+    return memory;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 }  // namespace
 
 // Child role: receive the descriptor on the channel, import, map, check, transform in place.
@@ -43,14 +82,7 @@ int child_fd_importer(const std::vector<std::string>& args) {
         std::printf("no descriptor arrived\n");
         return 4;
     }
-    // The descriptor stands for the physical memory: importing it gives this process a handle
-    // to the same allocation, which it maps at addresses of its own.
-    const auto cuMemImportFromShareableHandle = DRIVER_FUNCTION(cuMemImportFromShareableHandle);
-    CUmemGenericAllocationHandle memory = 0;
-    CU_CHECK(cuMemImportFromShareableHandle(
-        &memory, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
-        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-    close(fd);  // the imported handle keeps the memory; the descriptor is no longer needed
+    const CUmemGenericAllocationHandle memory = import_fd(fd);
     const CUdeviceptr address = vmm_reserve(bytes, 0);
     vmm_map(address, bytes, memory);
     vmm_set_access(address, bytes, device);
@@ -75,28 +107,18 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
             ctx.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {
         return ctx.skip("VMM allocations cannot be exported as file descriptors on this device");
     }
-    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
-    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
-    // Exportable memory must say so when it is created: requestedHandleTypes.
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = ctx.device;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    const std::size_t bytes =
-        tutorial::round_up(ctx.quick() ? (4 << 20) : (64 << 20), tutorial::vmm_granularity(prop));
+    const std::size_t bytes = tutorial::round_up(ctx.quick() ? (4 << 20) : (64 << 20),
+                                                 tutorial::vmm_granularity(
+                                                     tutorial::vmm_properties(ctx.device)));
     const std::size_t count = bytes / 4;
-    CUmemGenericAllocationHandle memory = 0;
-    CU_CHECK(cuMemCreate(&memory, bytes, &prop, 0));
+    const CUmemGenericAllocationHandle memory = create_exportable(ctx.device, bytes);
     const CUdeviceptr address = vmm_reserve(bytes, 0);
     vmm_map(address, bytes, memory);
     vmm_set_access(address, bytes, ctx.device);
     auto* data = reinterpret_cast<std::uint32_t*>(address);
     fill_on_device(data, count, fd_seed);
 
-    int fd = -1;
-    CU_CHECK(
-        cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    const int fd = export_fd(memory);
     std::printf(
         "The master created %s with requestedHandleTypes = POSIX_FILE_DESCRIPTOR, mapped it at\n"
         "0x%llx, filled it, and exported it as file descriptor %d. The descriptor goes to the\n"

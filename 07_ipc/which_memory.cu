@@ -53,6 +53,44 @@ const char* const kind_names[kinds] = {"cudaMalloc",
                                        "cuMemCreate, no handle type",
                                        "cuMemCreate, POSIX fd handle type"};
 
+// lesson:begin
+// Three ways to hand device memory to another process, each meant for its own kind of memory.
+// Each returns the status of its first call that failed, and names that call in `failed`.
+
+// Legacy IPC: a handle for a cudaMalloc block, by its base pointer.
+cudaError_t export_legacy(void* pointer, cudaIpcMemHandle_t* handle) {
+    return cudaIpcGetMemHandle(handle, pointer);
+}
+
+// A block from an exportable pool: the pool as a file descriptor, then the block's export data.
+cudaError_t export_from_pool(cudaMemPool_t pool, void* pointer, int* fd,
+                             cudaMemPoolPtrExportData* data, const char** failed) {
+    *failed = "cudaMemPoolExportToShareableHandle";
+    const cudaError_t err =
+        cudaMemPoolExportToShareableHandle(fd, pool, cudaMemHandleTypePosixFileDescriptor, 0);
+    if (err != cudaSuccess) return err;
+    *failed = "cudaMemPoolExportPointer";
+    return cudaMemPoolExportPointer(data, pointer);
+}
+
+// cuMemCreate memory: its allocation handle, found from any address in it, then a descriptor.
+CUresult export_vmm(void* pointer, int* fd, const char** failed) {
+    const auto cuMemRetainAllocationHandle = DRIVER_FUNCTION(cuMemRetainAllocationHandle);
+    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
+    CUmemGenericAllocationHandle memory = 0;
+    *failed = "cuMemRetainAllocationHandle";
+    CUresult err = cuMemRetainAllocationHandle(&memory, pointer);
+    if (err != CUDA_SUCCESS) return err;
+    *failed = "cuMemExportToShareableHandle";
+    err = cuMemExportToShareableHandle(fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CU_CHECK(cuMemRelease(memory));  // the retain took a reference; the allocation keeps its own
+    return err;
+}
+// lesson:end
+
+// ---- Checking and reporting: everything below uses the lesson above. ----
+
 // What the documentation leads one to expect: legacy IPC for cudaMalloc blocks, pool export for
 // an exportable pool's blocks, cuMemExportToShareableHandle for cuMemCreate memory created with a
 // handle type. An interior pointer is outside legacy IPC's contract (the Runtime API reference:
@@ -275,7 +313,7 @@ std::string header(const char* way, const Memory& m) {
 
 Cell share_legacy(const Memory& m, int socket) {
     cudaIpcMemHandle_t handle{};
-    const cudaError_t err = cudaIpcGetMemHandle(&handle, m.shared);
+    const cudaError_t err = export_legacy(m.shared, &handle);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         return refused("cudaIpcGetMemHandle", cudaGetErrorName(err));
@@ -287,9 +325,8 @@ Cell share_legacy(const Memory& m, int socket) {
 // from no pool, cudaMemPoolExportPointer is the call that refuses.
 Cell share_pool(const Memory& m, int socket, std::string& before_pool_export) {
     cudaMemPoolPtrExportData data{};
-    cudaError_t err = cudaSuccess;
     if (m.pool == nullptr) {
-        err = cudaMemPoolExportPointer(&data, m.shared);
+        const cudaError_t err = cudaMemPoolExportPointer(&data, m.shared);
         (void)cudaGetLastError();
         // Refused, as documented; were it to succeed, there would still be no pool to send, and
         // the cell would show "cudaSuccess" and count as not shared.
@@ -300,16 +337,12 @@ Cell share_pool(const Memory& m, int socket, std::string& before_pool_export) {
         (void)cudaGetLastError();
     }
     int fd = -1;
-    err = cudaMemPoolExportToShareableHandle(&fd, m.pool, cudaMemHandleTypePosixFileDescriptor, 0);
+    const char* failed = "";
+    const cudaError_t err = export_from_pool(m.pool, m.shared, &fd, &data, &failed);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
-        return refused("cudaMemPoolExportToShareableHandle", cudaGetErrorName(err));
-    }
-    err = cudaMemPoolExportPointer(&data, m.shared);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
-        close(fd);
-        return refused("cudaMemPoolExportPointer", cudaGetErrorName(err));
+        if (fd >= 0) close(fd);
+        return refused(failed, cudaGetErrorName(err));
     }
     const Cell c = ask_worker(socket, header("pool", m) + to_hex(&data, sizeof data), fd);
     close(fd);
@@ -317,20 +350,10 @@ Cell share_pool(const Memory& m, int socket, std::string& before_pool_export) {
 }
 
 Cell share_vmm(const Memory& m, int socket) {
-    const auto cuMemRetainAllocationHandle = DRIVER_FUNCTION(cuMemRetainAllocationHandle);
-    const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
-    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
-    CUmemGenericAllocationHandle memory = 0;
-    CUresult err = cuMemRetainAllocationHandle(&memory, m.shared);
-    if (err != CUDA_SUCCESS) {
-        return refused("cuMemRetainAllocationHandle", tutorial::driver_error_name(err));
-    }
     int fd = -1;
-    err = cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    CU_CHECK(cuMemRelease(memory));  // the retain took a reference; the allocation keeps its own
-    if (err != CUDA_SUCCESS) {
-        return refused("cuMemExportToShareableHandle", tutorial::driver_error_name(err));
-    }
+    const char* failed = "";
+    const CUresult err = export_vmm(m.shared, &fd, &failed);
+    if (err != CUDA_SUCCESS) return refused(failed, tutorial::driver_error_name(err));
     const Cell c = ask_worker(socket, header("vmm", m) + "-", fd);
     close(fd);
     return c;
