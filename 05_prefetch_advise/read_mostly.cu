@@ -58,7 +58,6 @@ int read_mostly_attribute(const void* data, std::size_t bytes) {
 // launches.
 LoopTimes read_loop(std::uint32_t* data, std::size_t count, const std::vector<int>& devices,
                     int outer, int inner) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
     std::vector<double> kernel_ms;
     std::vector<double> cpu_ms;
     int wrong = 0;
