@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
                     run_pool_threshold, Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
             Section{"pools", "a pool of one's own: properties, isolation, maxSize", run_pools,
                     Takes{}.size(2 * MiB, 4 * GiB).holds(2, 0)},
+            Section{"graph_memory", "allocation and free nodes in CUDA graphs; trim; auto-free",
+                    run_graph_memory, Takes{}.size(2 * MiB, 4 * GiB).holds(3, 0).iters()},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"peer_access_control",
                     "EnablePeerAccess maps everything; cuMemSetAccess one range (2+ GPUs)",
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
             {"mapping_misuse", child_mapping_misuse},
             {"peer_vmm_grant", child_peer_vmm_grant},
             {"pool_limit", child_pool_limit},
+            {"graph_memory_misuse", child_graph_memory_misuse},
             {"pool_peer_read", child_pool_peer_read},
         }};
     return tutorial::run_chapter(chapter, argc, argv);

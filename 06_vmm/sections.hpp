@@ -19,6 +19,7 @@ tutorial::Result run_striped(tutorial::Context& ctx);
 tutorial::Result run_stream_ordered(tutorial::Context& ctx);
 tutorial::Result run_pool_threshold(tutorial::Context& ctx);
 tutorial::Result run_pools(tutorial::Context& ctx);
+tutorial::Result run_graph_memory(tutorial::Context& ctx);
 tutorial::Result run_pool_access(tutorial::Context& ctx);
 
 // Child roles.
@@ -29,4 +30,5 @@ int child_misaligned_calls(const std::vector<std::string>& args);  // granularit
 int child_mapping_misuse(const std::vector<std::string>& args);    // remapping
 int child_peer_vmm_grant(const std::vector<std::string>& args);    // peer_access_control
 int child_pool_limit(const std::vector<std::string>& args);        // pools
+int child_graph_memory_misuse(const std::vector<std::string>& args);  // graph_memory
 int child_pool_peer_read(const std::vector<std::string>& args);    // pool_access
