@@ -81,7 +81,9 @@ Result check(Context& ctx) {
                                      std::to_string(steps) + " steps",
                                  "the graph does not write `out`, or run_step does not launch it"));
     return ctx.verdict(graph != nullptr && reserved >= bytes && wrong == 0,
-                       std::to_string(steps) + " steps as a graph with its own allocation, " +
+                       std::to_string(steps) + " steps: " +
+                           (graph != nullptr ? "one graph launch each" : "no graph") +
+                           ", graph allocator " + format_bytes(reserved) + ", " +
                            std::to_string(wrong) + " values wrong");
 }
 
