@@ -69,6 +69,7 @@ __global__ void add_one(int* counter, int times) {
 // other work ahead of write_x make sure the GPU is really busy at the write.
 int child_touch_during_kernel(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    tutorial::load_kernel(write_x);  // or its first launch may wait for the busy kernel
     tutorial::launch_busy(nullptr, 20.0);
     const cudaError_t at_the_write = write_y_during_kernel();
     std::printf("cudaStreamQuery before y = 20 -> %s\n", cudaGetErrorName(at_the_write));
@@ -135,6 +136,7 @@ bool poll_then_read(long& polls) {
     *counter = 0;
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    tutorial::load_kernel(add_one);
     tutorial::launch_busy(stream, 10.0);  // so that there is something to poll for
     add_one<<<4, 256, 0, stream>>>(counter, 10);
     CUDA_CHECK_LAUNCH();

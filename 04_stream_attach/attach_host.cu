@@ -57,6 +57,7 @@ Seen attach_y_then_write() {
 // process with a signal rather than the section's.
 int child_attach_host(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    tutorial::load_kernel(kernel);  // or its first launch may wait for the busy kernel
     const Seen seen = attach_y_then_write();
     std::printf("cudaStreamQuery(stream1) at the write -> %s\n", cudaGetErrorName(seen.at_write));
     std::printf("x, y after cudaStreamSynchronize -> %d, %d\n", seen.x, seen.y);
@@ -76,6 +77,7 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
                 child.describe().c_str(), child_wrote ? "yes" : "no");
     Seen seen{cudaErrorUnknown, 0, 0};
     if (child.succeeded()) {
+        tutorial::load_kernel(kernel);
         seen = attach_y_then_write();
         std::printf(
             "In this process: y attached to the host (cudaMemAttachHost), the attach waited "

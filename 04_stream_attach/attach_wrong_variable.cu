@@ -47,6 +47,7 @@ void write_y_with_x_attached() {
 // Child role: write_y_with_x_attached.
 int child_wrong_variable(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    tutorial::load_kernel(kernel);  // or its first launch may wait for the busy kernel
     std::printf("x attached to stream1; the kernel runs; the host writes y = 20...\n");
     std::fflush(stdout);  // printed even if the write ends the process
     write_y_with_x_attached();

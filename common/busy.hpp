@@ -2,9 +2,21 @@
 // running" to be true when the host does something: touch managed memory, query a stream.
 #pragma once
 
+#include "check.hpp"
+
 #include <cuda_runtime.h>
 
 namespace tutorial {
+
+// With lazy loading (the default since CUDA 12.2) a kernel's code is loaded at its first launch,
+// and the Programming Guide's Lazy Loading section warns that loading may need the device to
+// synchronize: launched behind a busy kernel for the first time, a kernel may wait for it to end.
+// A demo that needs one kernel to start while another still runs loads it first.
+template <typename Kernel>
+void load_kernel(Kernel* kernel) {
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+}
 
 // Queues one single-thread kernel on `stream` that returns after `milliseconds` of GPU time
 // (measured with the GPU's global nanosecond timer, so clock speed does not matter).
