@@ -39,8 +39,8 @@ void unpin(bool registered, std::uint32_t* host) {
     }
 }
 
-// What CUDA says about it: its flags (documented for cudaHostAlloc memory only, so the status
-// is returned, not checked) and the address kernels must use.
+// What CUDA says about it: its flags (the Runtime API reference's cudaHostGetFlags entry covers
+// cudaHostAlloc memory only, so the status is returned, not checked) and the address kernels use.
 cudaError_t ask(std::uint32_t* host, unsigned* flags, void** device_view) {
     const cudaError_t asked = cudaHostGetFlags(flags, host);
     CUDA_CHECK(cudaHostGetDevicePointer(device_view, host, 0));
@@ -101,7 +101,7 @@ bool same_address_documented(const Row& row, const Device& device) {
 }
 
 struct Outcome {
-    cudaError_t asked;         // cudaHostGetFlags: documented only for cudaHostAlloc memory
+    cudaError_t asked;         // cudaHostGetFlags (its reference entry: cudaHostAlloc memory)
     unsigned reported;         // what it answered
     bool same_address;         // cudaHostGetDevicePointer gave back the host pointer
     std::string device_view;   // that pointer, as printed
