@@ -24,10 +24,26 @@ Claim at_most(std::string statement, double measured, double threshold, std::str
             std::move(unit),      std::move(if_not), Evidence::timing, ""};
 }
 
-Claim observed(std::string statement, bool held, std::string seen, std::string if_not) {
+Claim documented(std::string statement, bool held, std::string seen, std::string if_not,
+                 std::string where) {
     // A yes/no measurement: 1 held, 0 not, against a threshold of 1.
-    return {std::move(statement), held ? 1.0 : 0.0, 1.0, true, "", std::move(if_not),
-            Evidence::behaviour,  std::move(seen)};
+    return {std::move(statement), held ? 1.0 : 0.0, 1.0,
+            true,                 "",               std::move(if_not),
+            Evidence::documented, std::move(seen),  std::move(where)};
+}
+
+Claim documented_error(std::string statement, std::string returned, std::string expected,
+                       std::string if_not, std::string where) {
+    const bool held = returned == expected;
+    std::string seen = "returned " + returned + (held ? "" : ", not " + expected);
+    return documented(std::move(statement), held, std::move(seen), std::move(if_not),
+                      std::move(where));
+}
+
+Claim observed(std::string statement, bool as_before, std::string seen, std::string open) {
+    return {std::move(statement), as_before ? 1.0 : 0.0, 1.0,
+            true,                 "",                    "",
+            Evidence::observed,   std::move(seen),       std::move(open)};
 }
 
 namespace {
@@ -52,6 +68,20 @@ std::string needs_text(const Claim& claim) {
 }  // namespace
 
 ClaimOutcome judge_claim(const Claim& claim, const std::string& why_not_judged) {
+    if (claim.evidence == Evidence::observed && why_not_judged.empty()) {
+        // Never a verdict: the reference leaves it open, so another driver may differ.
+        if (claim.measured >= claim.threshold) {
+            std::printf("CLAIM observed on %s: %s: %s\n", this_driver().c_str(),
+                        claim.statement.c_str(), measured_text(claim).c_str());
+        } else {
+            std::printf(
+                "CLAIM observed otherwise on %s: %s: %s; the reference leaves this open (%s), "
+                "so the verdict does not rest on it\n",
+                this_driver().c_str(), claim.statement.c_str(), measured_text(claim).c_str(),
+                claim.where.c_str());
+        }
+        return ClaimOutcome::observed;
+    }
     std::string why = why_not_judged;
     if (why.empty() && claim.evidence == Evidence::timing) why = why_timing_not_judged();
     if (!why.empty()) {

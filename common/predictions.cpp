@@ -25,13 +25,15 @@ Result check_predictions(Context& ctx, const std::vector<Prediction>& prediction
     std::printf("\n");
     int held = 0;
     for (const Prediction& p : predictions) {
-        Claim claim =
-            observed(p.property + " = " + std::to_string(p.value) + " predicts: " + p.predicts,
-                     p.came_true, p.seen,
-                     "the property and the behaviour disagree: a driver or system "
-                     "setting (a virtual machine, MPS, a restricted container) may "
-                     "limit what the device reports it can do");
-        claim.evidence = p.evidence;
+        const std::string statement =
+            p.property + " = " + std::to_string(p.value) + " predicts: " + p.predicts;
+        const std::string if_not =
+            "the property and the behaviour disagree: a driver or system setting (a virtual "
+            "machine, MPS, a restricted container) may limit what the device reports it can do";
+        Claim claim = p.evidence == Evidence::observed
+                          ? observed(statement, p.came_true, p.seen, p.where)
+                          : documented(statement, p.came_true, p.seen, if_not, p.where);
+        if (p.evidence == Evidence::timing) claim.evidence = Evidence::timing;
         held += ctx.claim(claim) ? 1 : 0;
     }
     if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());

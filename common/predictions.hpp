@@ -17,7 +17,11 @@ struct Prediction {
     std::string predicts;  // the behaviour this value predicts, in words
     bool came_true;        // what the section observed agrees with the prediction
     std::string seen;      // what the section observed, in words
-    Evidence evidence = Evidence::behaviour;  // timing: not judged under compute-sanitizer
+    // documented (the default): `where` names the entry that ties the value to the behaviour;
+    // observed: what this driver did where the reference promises nothing, `where` says why;
+    // timing: a measured prediction, not judged under compute-sanitizer.
+    Evidence evidence = Evidence::documented;
+    std::string where = "Runtime API reference: cudaDeviceAttr";
 };
 
 // The report every chapter's `properties` section makes: the device's name, a table of the
