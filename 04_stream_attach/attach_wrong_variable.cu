@@ -55,8 +55,13 @@ int child_wrong_variable(const std::vector<std::string>& args) {
     return x == 10 && y == 20 ? 0 : 3;
 }
 
-// Child role: what cudaStreamAttachMemAsync accepts and refuses. One line per call; exit 0 when
-// every call returned what the documentation says.
+// How long the kernel ahead of a queued attach runs: long enough that the host surely checks on
+// it before it ends, even when the host is descheduled for a moment.
+constexpr double queued_kernel_ms = 200.0;
+
+// Child role: what cudaStreamAttachMemAsync accepts and refuses, one line per call, and whether
+// the call returns before the kernel queued ahead of it ends. Exit 0 once every line is printed;
+// the parent judges the answers.
 int child_attach_rules(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     constexpr std::size_t bytes = 1 << 20;
@@ -64,7 +69,8 @@ int child_attach_rules(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaMallocManaged(&data, bytes));
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreate(&stream));
-    // The documentation promises success or "an error"; which error is the runtime's choice.
+    // The reference: Single on the NULL stream returns "an error" (which one, it does not say);
+    // the length must be 0 or the whole allocation (what another length does, it does not say).
     struct Case {
         const char* call;
         cudaError_t got;
@@ -85,43 +91,81 @@ int child_attach_rules(const std::vector<std::string>& args) {
          true},
     };
     (void)cudaGetLastError();
-    int unexpected = 0;
     for (const Case& c : cases) {
-        const bool ok = (c.got == cudaSuccess) == c.allowed;
-        unexpected += ok ? 0 : 1;
-        std::printf("%-36s -> %s (%s)%s\n", c.call, cudaGetErrorName(c.got),
-                    c.allowed ? "allowed" : "not allowed", ok ? "" : "  UNEXPECTED");
+        std::printf("%-36s -> %s (%s)\n", c.call, cudaGetErrorName(c.got),
+                    c.allowed ? "allowed" : "not allowed");
     }
-    // The attach is an operation in the stream: queued behind a running kernel, it is not done
-    // until the kernel is.
-    tutorial::launch_busy(stream, 20.0);
+    // The attach is enqueued behind a long kernel. A query of the stream would say
+    // cudaErrorNotReady because of the kernel, whatever the attach did; an event recorded between
+    // the two tells whether the kernel was still running when the call returned.
+    cudaEvent_t kernel_done = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&kernel_done, cudaEventDisableTiming));
+    tutorial::launch_busy(stream, queued_kernel_ms);
+    CUDA_CHECK(cudaEventRecord(kernel_done, stream));
     CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
-    const cudaError_t queued = cudaStreamQuery(stream);
+    const cudaError_t at_return = cudaEventQuery(kernel_done);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    const cudaError_t done = cudaStreamQuery(stream);
-    std::printf(
-        "attach queued behind a 20 ms kernel: cudaStreamQuery says %s, after\n"
-        "cudaStreamSynchronize %s\n",
-        cudaGetErrorName(queued), cudaGetErrorName(done));
-    unexpected += queued == cudaErrorNotReady && done == cudaSuccess ? 0 : 1;
+    const cudaError_t after_sync = cudaEventQuery(kernel_done);
+    std::printf("the %.0f ms kernel's event as the queued attach returned -> %s\n",
+                queued_kernel_ms, cudaGetErrorName(at_return));
+    std::printf("the kernel's event after cudaStreamSynchronize -> %s\n",
+                cudaGetErrorName(after_sync));
+    CUDA_CHECK(cudaEventDestroy(kernel_done));
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(data));
-    return unexpected == 0 ? 0 : 3;
+    return 0;
 }
 
-tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
-    const bool concurrent =
-        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    const std::vector<std::string> device = {std::to_string(ctx.device)};
+// Child role: an attach to the host queued behind a running kernel, and a CPU write before that
+// kernel ends. The attach takes effect only when the work before it has finished, so until then
+// the data is still globally visible: where concurrentManagedAccess = 0 the write is a
+// segmentation fault; had the attach taken effect at once, the write would be allowed.
+int child_attach_pending(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    int* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, sizeof *data));  // global: cudaMemAttachGlobal
+    *data = 1;
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream));
+    cudaEvent_t kernel_done = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&kernel_done, cudaEventDisableTiming));
+    tutorial::launch_busy(stream, queued_kernel_ms);
+    CUDA_CHECK(cudaEventRecord(kernel_done, stream));
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
+    std::printf("attach to the host queued behind a %.0f ms kernel; the host writes now...\n",
+                queued_kernel_ms);
+    std::fflush(stdout);  // printed even if the write ends the process
+    *data = 2;
+    const cudaError_t at_write = cudaEventQuery(kernel_done);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::printf("...and survived; the kernel's event at the write -> %s\n",
+                cudaGetErrorName(at_write));
+    CUDA_CHECK(cudaEventDestroy(kernel_done));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(data));
+    return 0;
+}
 
+namespace {
+
+// The error name a child printed for `call` ("cudaErrorInvalidValue (not allowed)" gives
+// "cudaErrorInvalidValue"), or what child_answer says instead.
+std::string answer_name(const tutorial::ChildResult& child, const std::string& call) {
+    const std::string answer = tutorial::child_answer(child, call);
+    return answer.substr(0, answer.find(' '));
+}
+
+// Part 1: x attached to the kernel's stream, the CPU writes y. True if it went as
+// concurrentManagedAccess predicts.
+bool show_wrong_variable(tutorial::Context& ctx, bool concurrent) {
     std::printf(
         "1. x attached to the kernel's stream, the CPU writes y (in a child process;\n"
         "   concurrentManagedAccess = %d, so expected: %s):\n",
         concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
-    const tutorial::ChildResult wrong = tutorial::run_child("wrong_variable", device);
+    const tutorial::ChildResult wrong =
+        tutorial::run_child("wrong_variable", {std::to_string(ctx.device)});
     tutorial::print_child_output(wrong);
     std::printf("   The child %s.\n", wrong.describe().c_str());
-    const bool part1 = concurrent ? wrong.succeeded() : wrong.crashed();
     std::printf(
         "   Attaching x says nothing about y: y keeps global visibility, so where\n"
         "   concurrentManagedAccess = 0 the system must assume the running kernel may use it\n"
@@ -129,42 +173,95 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
         concurrent ? "Here any managed memory may be shared concurrently, so it\n"
                      "   works; the same code crashes on Windows, WSL or Jetson."
                    : "Here that is exactly what happened.");
-
-    ctx.claim(tutorial::observed("with only x attached, the CPU writing y during the kernel is a "
-                                 "segmentation fault",
-                                 wrong.crashed(), "the child " + wrong.describe(),
-                                 "this device lets the CPU touch managed memory during kernels"),
+    ctx.claim(tutorial::documented("with only x attached, the CPU writing y during the kernel is "
+                                   "a segmentation fault",
+                                   segfaulted(wrong), "the child " + wrong.describe(),
+                                   "the driver let the CPU touch globally visible managed memory "
+                                   "while a kernel ran",
+                                   "Programming Guide, N.2.2.4 Stream Association Examples"),
               attach_rule_not_judged(concurrent));
+    return concurrent ? wrong.succeeded() : segfaulted(wrong);
+}
 
+// Part 2: the calls cudaStreamAttachMemAsync accepts and refuses, and whether it returns before
+// the kernel queued ahead of it ends. True if every answer the reference promises came as it says.
+bool show_rules(tutorial::Context& ctx) {
     std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
-    const tutorial::ChildResult rules = tutorial::run_child("attach_rules", device);
+    const tutorial::ChildResult rules =
+        tutorial::run_child("attach_rules", {std::to_string(ctx.device)});
     tutorial::print_child_output(rules);
     std::printf("   The child %s.\n", rules.describe().c_str());
-    const bool part2 = rules.succeeded();
-    // Both rules hold whatever concurrentManagedAccess is, so they are judged on every device.
-    const bool answered = rules.output.find("-> ") != std::string::npos;
-    const bool refusals_as_documented =
-        rules.exited && answered && rules.output.find("UNEXPECTED") == std::string::npos;
+    const std::string null_single = answer_name(rules, "Single, the NULL stream");
+    const std::string half = answer_name(rules, "Single, own stream, half the size");
+    int accepted = 0;
+    for (const char* call : {"Single, own stream, length 0", "Single, own stream, whole size",
+                             "Host, the NULL stream", "Global, own stream"}) {
+        accepted += answer_name(rules, call) == "cudaSuccess" ? 1 : 0;
+    }
+    const bool refused = null_single.rfind("cudaError", 0) == 0;
+    const bool as_documented = rules.succeeded() && refused && accepted == 4;
+    ctx.claim(tutorial::documented(
+        "cudaStreamAttachMemAsync returns an error for cudaMemAttachSingle on the NULL stream, "
+        "and accepts Single with length 0 or the whole size, Host on the NULL stream and Global",
+        as_documented,
+        tutorial::format("Single on the NULL stream returned %s; %d of the other four returned "
+                         "cudaSuccess",
+                         null_single.c_str(), accepted),
+        "this driver accepts an attach the reference forbids, or refuses one it allows",
+        "Runtime API reference: cudaStreamAttachMemAsync"));
     ctx.claim(tutorial::observed(
-        "cudaStreamAttachMemAsync refuses Single on the NULL stream and a length that is neither "
-        "0 nor the whole allocation, and accepts the other four",
-        refusals_as_documented,
-        refusals_as_documented ? "all six as the reference says" : "see the UNEXPECTED lines",
-        "this driver accepts an attach the reference forbids, or refuses one it allows"));
-    const bool ordered = rules.output.find(
-                             "cudaStreamQuery says cudaErrorNotReady, after\ncudaStreamSynchronize "
-                             "cudaSuccess") != std::string::npos;
-    ctx.claim(tutorial::observed(
-        "an attach is a stream operation: queued behind a running kernel, it is pending until "
-        "the kernel ends",
-        ordered,
-        ordered ? "cudaErrorNotReady while the kernel ran, cudaSuccess after it"
-                : "the stream was not busy with the attach",
-        "the attach took effect at once instead of in stream order"));
+        "cudaStreamAttachMemAsync refuses a length that is neither 0 nor the whole allocation",
+        half == "cudaErrorInvalidValue", "returned " + half,
+        "the cudaStreamAttachMemAsync entry says the length must be 0 or the whole allocation "
+        "and names no error for another length"));
+    const std::string at_return = answer_name(rules, "as the queued attach returned");
+    const std::string after_sync = answer_name(rules, "after cudaStreamSynchronize");
+    const bool enqueued = at_return == "cudaErrorNotReady" && after_sync == "cudaSuccess";
+    ctx.claim(tutorial::documented(
+        "cudaStreamAttachMemAsync enqueues the attach in the stream: the call returns while the "
+        "kernel queued before it still runs",
+        enqueued,
+        tutorial::format("the kernel's event was %s as the call returned, %s after "
+                         "cudaStreamSynchronize",
+                         at_return.c_str(), after_sync.c_str()),
+        "the call waited for the work queued before it in the stream",
+        "Runtime API reference: cudaStreamAttachMemAsync"));
+    return as_documented && enqueued;
+}
 
-    return ctx.verdict(part1 && part2 && refusals_as_documented && ordered,
-                       tutorial::format("touching y behaved as concurrentManagedAccess = %d "
+// Part 3: an attach to the host queued behind a running kernel, and a CPU write before it ends.
+// True if it went as concurrentManagedAccess predicts.
+bool show_pending_attach(tutorial::Context& ctx, bool concurrent) {
+    std::printf(
+        "\n3. An attach to the host queued behind a running kernel, and a CPU write before the\n"
+        "   kernel ends (in a child process; concurrentManagedAccess = %d, so expected: %s):\n",
+        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
+    const tutorial::ChildResult pending =
+        tutorial::run_child("attach_pending", {std::to_string(ctx.device)});
+    tutorial::print_child_output(pending);
+    std::printf("   The child %s.\n", pending.describe().c_str());
+    ctx.claim(tutorial::documented("an attach queued behind a running kernel takes effect only "
+                                   "when the kernel ends: until then a CPU write to the globally "
+                                   "visible data is a segmentation fault",
+                                   segfaulted(pending), "the child " + pending.describe(),
+                                   "the attach took effect at once instead of in stream order",
+                                   "Runtime API reference: cudaStreamAttachMemAsync; Programming "
+                                   "Guide, N.2.2.1 GPU Exclusive Access To Managed Memory"),
+              attach_rule_not_judged(concurrent));
+    return concurrent ? pending.succeeded() : segfaulted(pending);
+}
+
+}  // namespace
+
+tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
+    const bool concurrent =
+        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
+    const bool wrong_variable = show_wrong_variable(ctx, concurrent);
+    const bool rules = show_rules(ctx);
+    const bool pending = show_pending_attach(ctx, concurrent);
+    return ctx.verdict(wrong_variable && rules && pending,
+                       tutorial::format("the CPU's writes behaved as concurrentManagedAccess = %d "
                                         "predicts, and every attach call returned what the "
-                                        "documentation says",
+                                        "reference promises",
                                         concurrent ? 1 : 0));
 }

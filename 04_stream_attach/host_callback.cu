@@ -40,8 +40,8 @@ struct CallbackResult {
 };
 
 // lesson:begin
-// Part 1. The callback runs on a thread of the CUDA driver after the kernel before it has
-// finished; the kernel after it starts only when it returns. It must not call CUDA itself.
+// Part 1. The callback runs once the kernel before it has finished; the kernel after it starts
+// only when it returns. It must not call CUDA itself (the cudaLaunchHostFunc entry forbids it).
 struct DoubleJob {
     int* data;
     int wrong_seen = 0;  // values the callback found not equal to i
@@ -56,6 +56,11 @@ void CUDART_CB check_and_double(void* user) {
 }
 
 void work_in_callback(cudaStream_t stream, int* data, unsigned int* wrong, CallbackResult& r) {
+    // Attached to the stream, the data is the callback's on every system: the stream counts as
+    // idle while its host function runs.
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, data));
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, wrong));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     DoubleJob job{data};
     *wrong = 0;
     fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
@@ -149,28 +154,29 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
         cudaGetErrorName(r.at_wake), r.wrong_at_wake, count);
     std::printf(
         "A callback runs once all work before it in its stream is done, and work after it\n"
-        "waits for it to return, so it may use managed data the stream's kernels use. With\n"
-        "concurrentManagedAccess = %d here %s\n\n",
-        concurrent ? 1 : 0,
-        concurrent ? "that holds even while other streams run kernels."
-                   : "it holds only while no other stream that may touch managed data is "
-                     "active.");
+        "waits for it to return. The stream counts as idle while it runs, so it may use the\n"
+        "managed data attached to that stream on every system (concurrentManagedAccess is %d\n"
+        "here). For globally visible data, where it is 0, the Guide (N.2.2.2) allows a\n"
+        "callback to touch it only while no other stream that may use managed data is active.\n\n",
+        concurrent ? 1 : 0);
     const bool in_callback = r.wrong_in_callback == 0 && r.wrong_after == 0;
     const bool woke_after_work = r.before_wait == cudaErrorNotReady && r.woken &&
                                  r.at_wake == cudaSuccess && r.wrong_at_wake == 0;
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "inside a stream callback the CPU may use the stream's managed data", in_callback,
         tutorial::format("the callback saw %d wrong values of the kernel before it, the kernel "
                          "after it saw %u wrong of the callback's",
                          r.wrong_in_callback, r.wrong_after),
-        "the callback ran before the kernel finished, or the next kernel did not wait for it"));
-    ctx.claim(tutorial::observed(
+        "the callback ran before the kernel finished, or the next kernel did not wait for it",
+        "Runtime API reference: cudaLaunchHostFunc"));
+    ctx.claim(tutorial::documented(
         "a callback with no device work after it can wake a waiting host thread", woke_after_work,
         tutorial::format("the work was %s when the host began to wait; woken, it found the "
                          "kernel's event %s and %d wrong values",
                          r.before_wait == cudaErrorNotReady ? "still running" : "already done",
                          cudaGetErrorName(r.at_wake), r.wrong_at_wake),
-        "the callback signalled before the kernel was done, or never"));
+        "the callback signalled before the kernel was done, or never",
+        "Runtime API reference: cudaLaunchHostFunc"));
     return ctx.verdict(in_callback && woke_after_work,
                        "the values the CPU and the kernels saw on each side of a callback");
 }

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
             {"attach_host", child_attach_host},
             {"wrong_variable", child_wrong_variable},
             {"attach_rules", child_attach_rules},
+            {"attach_pending", child_attach_pending},
             {"construct_global", child_construct_global},
         }};
     return tutorial::run_chapter(chapter, argc, argv);

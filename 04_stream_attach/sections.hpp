@@ -2,7 +2,9 @@
 #pragma once
 
 #include "common/chapter.hpp"
+#include "common/child.hpp"
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -22,8 +24,15 @@ inline std::string attach_rule_not_judged(bool concurrent) {
                       : "";
 }
 
+// Where concurrentManagedAccess = 0 the Programming Guide (N.2.2.1) names the outcome of a CPU
+// access to managed memory a running kernel may use: a segmentation fault.
+inline bool segfaulted(const tutorial::ChildResult& child) {
+    return child.crashed() && child.signal == SIGSEGV;
+}
+
 // Child roles.
 int child_attach_host(const std::vector<std::string>& args);       // attach_host
 int child_wrong_variable(const std::vector<std::string>& args);    // attach_wrong_variable
 int child_attach_rules(const std::vector<std::string>& args);      // attach_wrong_variable
+int child_attach_pending(const std::vector<std::string>& args);    // attach_wrong_variable
 int child_construct_global(const std::vector<std::string>& args);  // modular

@@ -4,9 +4,9 @@
 // pass that adds the values up into *total. The given version waits for the kernel
 // (cudaStreamSynchronize) and adds them up itself, so the caller is stuck until everything is
 // done. Queue the CPU pass in the stream instead, with cudaLaunchHostFunc: the call then returns
-// at once, and the stream runs the host function on a CUDA thread right after the kernel (the
-// `host_callback` section shows the same). A host function must not call CUDA itself; reading
-// managed memory is fine, because the stream's earlier work is complete when it runs.
+// at once, and the stream runs the host function right after the kernel (the `host_callback`
+// section shows the same). A host function must not call CUDA itself; reading managed memory is
+// fine, because the stream's earlier work is complete when it runs.
 //
 // The check (exercises/check/callback.cu) passes when
 //   - after cudaStreamSynchronize(stream), *total is the sum of what the kernel wrote,

@@ -25,7 +25,7 @@ struct TotalJob {
     std::uint64_t* total;
 };
 
-// Runs on a CUDA thread when the stream reaches it: the kernel before it has finished.
+// Runs when the stream reaches it: the kernel before it has finished.
 void add_up(void* user_data) {
     const TotalJob* job = static_cast<const TotalJob*>(user_data);
     std::uint64_t sum = 0;
