@@ -15,13 +15,13 @@ namespace tutorial {
 Claim at_least(std::string statement, double measured, double threshold, std::string unit,
                std::string if_not) {
     return {std::move(statement), measured,          threshold,        true,
-            std::move(unit),      std::move(if_not), Evidence::timing, ""};
+            std::move(unit),      std::move(if_not), Evidence::timing, "", ""};
 }
 
 Claim at_most(std::string statement, double measured, double threshold, std::string unit,
               std::string if_not) {
     return {std::move(statement), measured,          threshold,        false,
-            std::move(unit),      std::move(if_not), Evidence::timing, ""};
+            std::move(unit),      std::move(if_not), Evidence::timing, "", ""};
 }
 
 Claim documented(std::string statement, bool held, std::string seen, std::string if_not,
