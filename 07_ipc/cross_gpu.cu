@@ -258,14 +258,16 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
     std::printf(
         "\nA worker on another GPU reads the master's memory where it is, over NVLink, at the\n"
         "speed one process gets between the same GPUs. Asked in the worker,\n"
-        "cudaPointerGetAttributes names the memory's GPU for the VMM mapping; for the opened IPC\n"
-        "pointer it may name the worker's own GPU, whose context opened it (see the column): to\n"
-        "know where the bytes are, ask the process that allocated them.\n\n");
+        "cudaPointerGetAttributes should name the GPU where the memory is (its entry says so for\n"
+        "device memory); see the column for what this driver said for each way in. To know where\n"
+        "the bytes are, send the owning GPU along with the handle.\n\n");
     const int workers = gpus - 1;
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "workers on other GPUs read the master's memory in place, through both ways in",
         right == workers, format("%d of %d workers read both right", right, workers),
-        "a worker could not open or map the memory; its output above says which"));
+        "a worker could not open or map the memory; its output above says which",
+        "Runtime API reference: cudaIpcOpenMemHandle; Driver API reference: "
+        "cuMemImportFromShareableHandle, cuMemMap, cuMemSetAccess"));
     ctx.claim(tutorial::at_least(
         "across processes, copies from the shared memory run as fast as within one process "
         "(slowest worker / in-process)",

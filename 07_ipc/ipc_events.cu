@@ -161,17 +161,18 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFree(buffer));
     std::printf(
         "\nThe event is the only synchronization between the two GPU streams: the consumer's\n"
-        "stream waited on the master's most recent record each time. Without the wait it would\n"
-        "sum the buffer while the master's stream is still in its 20 ms of other work, before\n"
-        "this batch's memset and, since it answers within milliseconds, before the previous\n"
-        "batch's too: the buffer's first contents every time (zeros, in the chapter's "
-        "exercise).\n\n");
-    ctx.claim(tutorial::observed(
+        "stream waited on the master's most recent record each time (the cudaIpcGetEventHandle\n"
+        "and cudaStreamWaitEvent entries). Without the wait nothing orders the consumer's read\n"
+        "after the master's memset, and what it reads is not predictable: any state of the\n"
+        "buffer. (In the README's experiment, driver 580 read the buffer's first contents.)\n\n");
+    ctx.claim(tutorial::documented(
         "an interprocess event orders another process's stream after this one's work",
         in_order == batches,
         format("%d of %d batches summed after they were produced, though announced before",
                in_order, batches),
-        "the consumer's stream did not wait on the event (cudaStreamWaitEvent missing)"));
+        "the consumer's stream did not wait on the event (cudaStreamWaitEvent missing)",
+        "Runtime API reference: cudaIpcGetEventHandle, cudaIpcOpenEventHandle, "
+        "cudaStreamWaitEvent"));
     return ctx.verdict(in_order == batches && ended.succeeded(),
                        format("%d of %d batches were consumed in order, each with the sum of the "
                               "batch just produced, never the one before",

@@ -19,6 +19,11 @@ using tutorial::format;
 namespace {
 
 constexpr std::uint32_t batch_seed = 41;
+// Where sharing a cudaMalloc buffer this way is documented: the handle maps the master's memory
+// into the worker's address space, at an address of the worker's own.
+constexpr const char* ipc_entries =
+    "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle; Programming Guide, "
+    "Interprocess Communication";
 
 struct BatchOutcome {
     std::uintptr_t input;  // the master's own addresses of the two buffers
@@ -147,14 +152,15 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
     std::printf(
         "\nThe same memory appears at a different address in each process, which is why the\n"
         "slices travel as offsets: a pointer from the master would mean nothing in a worker.\n\n");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "through an IPC handle, a worker reads the master's device memory in place",
         read_ok == workers, format("%d of %d workers' sums correct", read_ok, workers),
-        "a worker could not open the handle; its line in the table says how it ended"));
-    ctx.claim(tutorial::observed(
+        "a worker could not open the handle; its line in the table says how it ended",
+        ipc_entries));
+    ctx.claim(tutorial::documented(
         "what workers write through their handles is in the master's buffer, with no copy",
         wrote_ok == workers, format("%d of %d slices correct in the master", wrote_ok, workers),
-        "a worker closed its handle before its kernel had finished"));
+        "a worker closed its handle before its kernel had finished", ipc_entries));
     return ctx.verdict(good == workers,
                        format("%d of %d workers reported the right sum for their slice and wrote "
                               "the right results into the shared buffer",

@@ -1,8 +1,13 @@
 // Section `pitfalls` (fault demo): IPC calls used the wrong way, each with the error it returns.
+// One refusal is documented with its error (a pool of host memory asked for a handle type: the
+// cudaMemPoolCreate entry names cudaErrorInvalidValue); the others step outside a precondition
+// whose entry names no error, so what they return is this driver's answer, reported as observed.
 #include "common/check.hpp"
 #include "common/child.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
+#include "common/report.hpp"
 #include "common/vmm.hpp"
 #include "helpers/ipc_common.hpp"
 #include "sections.hpp"
@@ -40,6 +45,19 @@ LegacyMisuse legacy_misuses(void* buffer, void* managed) {
     m.of_managed = cudaIpcGetMemHandle(&unused, managed);
     (void)cudaGetLastError();  // the refusals also left their error as the last one
     return m;
+}
+
+// A pool of host memory cannot be shared: its entry refuses any handle type for it, by name.
+cudaError_t exportable_host_pool() {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypePosixFileDescriptor;  // asks to be shareable...
+    props.location.type = cudaMemLocationTypeHost;             // ...as a pool of host memory
+    cudaMemPool_t pool = nullptr;
+    const cudaError_t status = cudaMemPoolCreate(&pool, &props);
+    if (status == cudaSuccess) CUDA_CHECK(cudaMemPoolDestroy(pool));  // a driver that allows it
+    (void)cudaGetLastError();
+    return status;
 }
 // lesson:end
 
@@ -83,8 +101,9 @@ Refusals vmm_and_event_refusals(int device) {
     int fd = -1;
     const CUresult exported =
         cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    // The Virtual Memory Management appendix: cuMemCreate memory is not for the legacy calls,
-    // even mapped and usable like cudaMalloc memory.
+    // The Guide's Virtual Memory Management appendix (E.3.1): the legacy IPC calls do not
+    // support cuMemCreate memory, even mapped and usable like cudaMalloc memory. It names no
+    // error for trying.
     const CUdeviceptr vmm_address = tutorial::vmm_reserve(bytes, 0);
     tutorial::vmm_map(vmm_address, bytes, memory);
     tutorial::vmm_set_access(vmm_address, bytes, device);
@@ -95,8 +114,9 @@ Refusals vmm_and_event_refusals(int device) {
     tutorial::vmm_free(vmm_address, bytes);
     tutorial::vmm_release(memory);
 
-    // An event for another process: the guide asks for cudaEventDisableTiming along with
-    // cudaEventInterprocess. Here it is left out.
+    // An event for another process: the cudaEventCreateWithFlags entry requires
+    // cudaEventDisableTiming along with cudaEventInterprocess (naming no error for leaving it
+    // out). Here it is left out.
     cudaEvent_t timed = nullptr;
     const cudaError_t timed_created = cudaEventCreateWithFlags(&timed, cudaEventInterprocess);
     (void)cudaGetLastError();
@@ -111,71 +131,133 @@ Refusals vmm_and_event_refusals(int device) {
     return {tutorial::driver_error_name(exported), of_vmm, timed_created, timed_handle};
 }
 
+// The lines the child prints, one per misuse (the parent finds each answer by its text).
+constexpr const char* own_line = "cudaIpcOpenMemHandle in the process that made the handle";
+constexpr const char* interior_line = "cudaIpcGetMemHandle(4 KiB into a cudaMalloc allocation)";
+constexpr const char* opened_line = "  ...opened in another process, it points to";
+constexpr const char* managed_line = "cudaIpcGetMemHandle(managed memory)";
+constexpr const char* no_type_line = "cuMemExportToShareableHandle without a requested handle type";
+constexpr const char* legacy_vmm_line = "cudaIpcGetMemHandle(mapped cuMemCreate memory)";
+constexpr const char* timed_line = "cudaEventCreateWithFlags(cudaEventInterprocess alone)";
+constexpr const char* timed_handle_line = "  ...cudaIpcGetEventHandle on that event";
+constexpr const char* host_pool_line = "cudaMemPoolCreate(host memory, POSIX fd handle type)";
+constexpr int misuses = 8;  // the lines above, less the one that follows up on an event
+
+void print_answer(const char* what, const char* answer) {
+    std::printf("%-58s -> %s\n", what, answer);
+}
+
+// Where a handle made from an interior pointer leads: another process opens it and looks at the
+// first value. pattern(i, 5) differs for every element, so the value tells which one it is.
+const char* where_interior_leads(const std::string& device, const cudaIpcMemHandle_t& handle) {
+    const ChildResult peek =
+        run_child("open_and_peek", {device}, to_hex(&handle, sizeof handle) + "\n");
+    const std::size_t at = peek.output.find("first value there: ");
+    const unsigned long long first =
+        at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);
+    if (!peek.succeeded()) return "(the opener failed)";
+    if (first == pattern(0, 5)) return "the start of the allocation: the 4 KiB offset is lost";
+    return first == pattern(1024, 5) ? "the interior address" : "somewhere unexpected";
+}
+
 }  // namespace
 
-// Child role: every misuse once, one line each. Exit 0 when each documented refusal happened.
-// Two lines show what this driver does outside the reference's contract (a handle opened by its
-// own process; a handle made from an interior pointer, where the reference asks for the base
-// pointer): reported, never part of the exit code.
+// Child role: every misuse once, one line each; exit 0 once all were made. What each returns is
+// judged by the parent, which knows which refusal is documented and which only observed.
 int child_ipc_misuse(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
     void* buffer = nullptr;
     void* managed = nullptr;
     // 2 MiB: a smaller cudaMalloc may share its block with other allocations, and a handle to it
-    // would share them too (the Guide recommends multiples of 2 MiB for IPC).
+    // would share them too (the Guide recommends sharing only 2 MiB-aligned sizes).
     constexpr std::size_t bytes = std::size_t{2} << 20;
     CUDA_CHECK(cudaMalloc(&buffer, bytes));
     CUDA_CHECK(cudaMallocManaged(&managed, bytes));
     // Seed 5: the values looked for below are not 0, which fresh memory may hold anyway.
     fill_on_device(static_cast<std::uint32_t*>(buffer), bytes / 4, 5);
     const LegacyMisuse m = legacy_misuses(buffer, managed);
-    const cudaError_t own = m.own;
-    const cudaError_t interior = m.interior;
-    const cudaIpcMemHandle_t interior_handle = m.interior_handle;
-    const cudaError_t of_managed = m.of_managed;
-
+    const cudaError_t host_pool = exportable_host_pool();
     const Refusals refused = vmm_and_event_refusals(device);
 
-    std::printf("%-58s -> %s\n", "cudaIpcOpenMemHandle in the process that made the handle",
-                cudaGetErrorName(own));
-    std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(4 KiB into a cudaMalloc allocation)",
-                cudaGetErrorName(interior));
-    // Where does that handle lead? Another process opens it and looks at the first value.
-    // pattern(i, 5) differs for every element, so the value tells which one it is.
-    const ChildResult peek = run_child("open_and_peek", {args.at(0)},
-                                       to_hex(&interior_handle, sizeof interior_handle) + "\n");
-    const std::size_t at = peek.output.find("first value there: ");
-    const unsigned long long first =
-        at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);
-    const bool offset_lost = peek.succeeded() && first == pattern(0, 5);
-    std::printf("%-58s -> %s\n", "  ...opened in another process, it points to",
-                !peek.succeeded() ? "(the opener failed)"
-                : offset_lost     ? "the start of the allocation: the 4 KiB offset is lost"
-                : first == pattern(1024, 5) ? "the interior address"
-                                            : "somewhere unexpected");
-    std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(managed memory)",
-                cudaGetErrorName(of_managed));
-    std::printf("%-58s -> %s\n", "cuMemExportToShareableHandle without a requested handle type",
-                refused.exported);
-    std::printf("%-58s -> %s\n", "cudaIpcGetMemHandle(mapped cuMemCreate memory)",
-                cudaGetErrorName(refused.of_vmm));
-    std::printf("%-58s -> %s\n", "cudaEventCreateWithFlags(cudaEventInterprocess alone)",
-                cudaGetErrorName(refused.timed_created));
+    print_answer(own_line, cudaGetErrorName(m.own));
+    print_answer(interior_line, cudaGetErrorName(m.interior));
+    print_answer(opened_line, m.interior == cudaSuccess
+                                  ? where_interior_leads(args.at(0), m.interior_handle)
+                                  : "(no handle to open)");
+    print_answer(managed_line, cudaGetErrorName(m.of_managed));
+    print_answer(no_type_line, refused.exported);
+    print_answer(legacy_vmm_line, cudaGetErrorName(refused.of_vmm));
+    print_answer(timed_line, cudaGetErrorName(refused.timed_created));
     if (refused.timed_created == cudaSuccess) {
-        std::printf("%-58s -> %s\n", "  ...cudaIpcGetEventHandle on that event",
-                    cudaGetErrorName(refused.timed_handle));
+        print_answer(timed_handle_line, cudaGetErrorName(refused.timed_handle));
     }
+    print_answer(host_pool_line, cudaGetErrorName(host_pool));
     CUDA_CHECK(cudaFree(buffer));
     CUDA_CHECK(cudaFree(managed));
-    const bool timed_refused =
-        refused.timed_created != cudaSuccess || refused.timed_handle != cudaSuccess;
-    (void)offset_lost;  // reported above, outside the contract
-    const bool as_documented = of_managed != cudaSuccess &&
-                               std::string(refused.exported).rfind("CUDA_ERROR", 0) == 0 &&
-                               refused.of_vmm != cudaSuccess && timed_refused;
-    return as_documented ? 0 : 3;
+    return 0;
 }
+
+namespace {
+
+// The answers the child gave, by line.
+struct Answers {
+    std::string own, interior, opened, managed, no_type, legacy_vmm, event, host_pool;
+    int given = 0;  // lines with an answer
+};
+
+Answers read_answers(const ChildResult& child) {
+    Answers a;
+    a.own = tutorial::child_answer(child, own_line);
+    a.interior = tutorial::child_answer(child, interior_line);
+    a.opened = tutorial::child_answer(child, opened_line);
+    a.managed = tutorial::child_answer(child, managed_line);
+    a.no_type = tutorial::child_answer(child, no_type_line);
+    a.legacy_vmm = tutorial::child_answer(child, legacy_vmm_line);
+    const std::string created = tutorial::child_answer(child, timed_line);
+    a.event = created == "cudaSuccess"
+                  ? "created, then the handle: " + tutorial::child_answer(child, timed_handle_line)
+                  : "creating it: " + created;
+    a.host_pool = tutorial::child_answer(child, host_pool_line);
+    const std::string* answers[] = {&a.own,     &a.interior,   &a.opened, &a.managed,
+                                    &a.no_type, &a.legacy_vmm, &created,  &a.host_pool};
+    for (const std::string* answer : answers) a.given += answer->rfind("(no ", 0) == 0 ? 0 : 1;
+    return a;
+}
+
+// The misuses whose entries name no error: what this driver returned, never judged.
+void claim_observed(tutorial::Context& ctx, const Answers& a) {
+    ctx.claim(tutorial::observed(
+        "a process opening its own legacy handle is refused with cudaErrorDeviceUninitialized",
+        a.own == "cudaErrorDeviceUninitialized", "it got " + a.own,
+        "the cudaIpcOpenMemHandle entry is for handles exported by another process and names no "
+        "error for a process's own"));
+    ctx.claim(tutorial::observed(
+        "a handle made from an interior pointer is accepted, and opens at the allocation's start",
+        a.interior == "cudaSuccess" && a.opened.rfind("the start of the allocation", 0) == 0,
+        a.interior + "; another process found " + a.opened,
+        "the cudaIpcGetMemHandle entry asks for the allocation's base pointer and says nothing "
+        "of any other"));
+    ctx.claim(tutorial::observed(
+        "managed memory and VMM memory with no handle type are refused, with invalid-value errors",
+        a.managed == "cudaErrorInvalidValue" && a.no_type == "CUDA_ERROR_INVALID_VALUE",
+        "managed: " + a.managed + "; VMM: " + a.no_type,
+        "the cudaIpcGetMemHandle entry asks for cudaMalloc memory, and the "
+        "cuMemExportToShareableHandle entry names no error for memory created without a handle "
+        "type"));
+    ctx.claim(tutorial::observed(
+        "cuMemCreate memory is refused by the legacy cudaIpcGetMemHandle, even mapped",
+        a.legacy_vmm == "cudaErrorInvalidValue", "it got " + a.legacy_vmm,
+        "the Guide's Virtual Memory Management appendix (E.3.1) says the legacy IPC calls do not "
+        "support cuMemCreate memory, and names no error for trying"));
+    ctx.claim(tutorial::observed(
+        "an interprocess event without cudaEventDisableTiming is refused when created",
+        a.event == "creating it: cudaErrorInvalidValue", a.event,
+        "the cudaEventCreateWithFlags entry requires cudaEventDisableTiming with "
+        "cudaEventInterprocess and names no error for leaving it out"));
+}
+
+}  // namespace
 
 tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     std::printf("Each call below is used the wrong way, in a child process:\n");
@@ -184,44 +266,27 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     std::printf("The child %s.\n", child.describe().c_str());
     std::printf(
         "\nNot provoked here: a master that frees memory while a worker still has it open. For\n"
-        "a legacy IPC handle the result is undefined; a VMM import holds its own reference, so\n"
-        "the memory stays allocated until the importer releases it, but the master no longer\n"
-        "knows about it. Either way, have the workers close their handles (and say so) before\n"
-        "the master frees. And from chapter 03: a worker made with fork() but no exec() cannot\n"
-        "use CUDA at all.\n\n");
-    const std::string own = tutorial::child_answer(child, "cudaIpcOpenMemHandle in the process");
-    const std::string interior = tutorial::child_answer(child, "...opened in another process");
-    const std::string managed =
-        tutorial::child_answer(child, "cudaIpcGetMemHandle(managed memory)");
-    const std::string vmm = tutorial::child_answer(child, "cuMemExportToShareableHandle without");
-    // Neither case is in the Runtime API reference's contract: cudaIpcGetMemHandle takes the
-    // allocation's base pointer, and nothing is said of a process opening its own handle.
-    std::printf(
-        "Outside the reference's contract, reported and not judged (observed on %s): the\n"
-        "process that made a handle opening it got %s; a handle made from an interior pointer\n"
-        "(the reference asks for the base pointer) led another process to %s.\n\n",
-        tutorial::this_driver().c_str(), own.c_str(), interior.c_str());
-    ctx.claim(tutorial::observed(
-        "memory that cannot be shared is refused: managed memory, VMM memory with no handle type",
-        managed.rfind("cuda", 0) == 0 && managed != "cudaSuccess" &&
-            vmm.rfind("CUDA_ERROR", 0) == 0,
-        "managed: " + managed + "; VMM: " + vmm, "this driver exported one of them"));
-    const std::string legacy_vmm =
-        tutorial::child_answer(child, "cudaIpcGetMemHandle(mapped cuMemCreate");
-    ctx.claim(tutorial::observed(
-        "cuMemCreate memory cannot be shared through the legacy cudaIpc calls, even mapped",
-        legacy_vmm.rfind("cuda", 0) == 0 && legacy_vmm != "cudaSuccess", "it got " + legacy_vmm,
-        "this driver made a legacy handle for VMM memory"));
-    const std::string created = tutorial::child_answer(child, "cudaEventCreateWithFlags(");
-    const std::string event = created == "cudaSuccess"
-                                  ? tutorial::child_answer(child, "...cudaIpcGetEventHandle")
-                                  : created;
-    ctx.claim(tutorial::observed(
-        "an event for another process needs cudaEventDisableTiming beside cudaEventInterprocess",
-        event.rfind("cuda", 0) == 0 && event != "cudaSuccess",
-        (created == "cudaSuccess" ? "created, then the handle: " : "creating it: ") + event,
-        "this driver shared a timing event"));
-    return ctx.verdict(child.succeeded(),
-                       "managed memory, VMM memory and a timing event were refused, as the "
-                       "reference says");
+        "a legacy IPC handle the cudaIpcOpenMemHandle entry calls that undefined; a VMM import\n"
+        "holds its own reference (the cuMemRelease entry), so the memory stays allocated until\n"
+        "the importer releases it, but the master no longer knows about it. Either way, have\n"
+        "the workers close their handles (and say so) before the master frees. And from chapter\n"
+        "03: a worker made with fork() but no exec() could not use CUDA there.\n\n");
+    const Answers a = read_answers(child);
+    // Documented, with its error: the cudaMemPoolCreate entry refuses a handle type for a pool of
+    // host memory by name. Where the device has no host pools at all, another refusal may come
+    // first.
+    const bool host_pools =
+        tutorial::device_attribute(ctx.device, cudaDevAttrHostMemoryPoolsSupported) == 1;
+    ctx.claim(
+        tutorial::documented_error("a pool of host memory created with a handle type is refused",
+                                   a.host_pool, "cudaErrorInvalidValue",
+                                   "this driver accepts an exportable pool of host memory",
+                                   "Runtime API reference: cudaMemPoolCreate"),
+        host_pools ? "" : "this device has no host memory pools (hostMemoryPoolsSupported = 0)");
+    claim_observed(ctx, a);
+    return ctx.verdict(child.succeeded() && a.given == misuses,
+                       tutorial::format("the child made all %d misuses and reported what each "
+                                        "returned (%d answers); the documented refusal is judged "
+                                        "above, the others are this driver's",
+                                        misuses, a.given));
 }

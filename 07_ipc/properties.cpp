@@ -50,9 +50,16 @@ Outcome runtime_outcome(const char* call, cudaError_t status) {
     return {status == cudaSuccess, std::string(call) + " returned " + cudaGetErrorName(status)};
 }
 
-Prediction predict(const char* property, int value, const char* works, const Outcome& outcome) {
-    return {property, value, value ? works : "the call is refused", outcome.ok == (value != 0),
-            outcome.seen};
+// `where`: the reference entry that ties the property to the behaviour.
+Prediction predict(const char* property, int value, const char* works, const Outcome& outcome,
+                   const char* where) {
+    return {property,
+            value,
+            value ? works : "the call is refused",
+            outcome.ok == (value != 0),
+            outcome.seen,
+            tutorial::Evidence::documented,
+            where};
 }
 
 Outcome memory_handle() {
@@ -109,14 +116,20 @@ Outcome descriptor_export(int device) {
 tutorial::Result run_properties(tutorial::Context& ctx) {
     const IpcProperties p = ipc_properties(ctx.device);
     const std::vector<Prediction> predictions = {
+        // The cudaIpcGetMemHandle entry: IPC only on devices with unified addressing.
         predict("unifiedAddressing", p.unified_addressing,
-                "legacy IPC can make a handle for cudaMalloc memory", memory_handle()),
+                "legacy IPC can make a handle for cudaMalloc memory", memory_handle(),
+                "Runtime API reference: cudaIpcGetMemHandle"),
         predict("ipcEventSupported", p.ipc_event_supported,
-                "an interprocess event can be given a handle", event_handle()),
+                "an interprocess event can be given a handle", event_handle(),
+                "Runtime API reference: cudaDeviceAttr, cudaIpcGetEventHandle"),
         predict("memoryPoolsSupported", p.memory_pools_supported,
-                "cudaMallocAsync allocates from the device's pool", pool_allocation()),
-        predict("POSIX fd handles (driver)", p.posix_fd_supported,
-                "VMM memory can be exported as a file descriptor", descriptor_export(ctx.device)),
+                "cudaMallocAsync allocates from the device's pool", pool_allocation(),
+                "Runtime API reference: cudaDeviceAttr"),
+        // The driver's attribute says exports as a descriptor work when cuMemCreate asks for it.
+        predict("HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED", p.posix_fd_supported,
+                "VMM memory can be exported as a file descriptor", descriptor_export(ctx.device),
+                "Driver API reference: CUdevice_attribute, cuMemExportToShareableHandle"),
     };
     return tutorial::check_predictions(ctx, predictions);
 }

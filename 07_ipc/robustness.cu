@@ -1,7 +1,10 @@
 // Section `robustness`: one worker crashes in the middle of its task, and workers lose their
 // master in three ways: the master closes the channel, the master stays alive but never sends a
 // task, the master is killed. Nobody hangs: every wait has a deadline, and every channel end is
-// watched.
+// watched. What the operating system does is documented outside CUDA (a read returns end-of-file
+// once every write end is closed: POSIX; PR_SET_PDEATHSIG: Linux's prctl), and the verdict rests
+// on it. What the CUDA driver does when a process holding IPC mappings or device memory dies is
+// in no Guide section or API entry: those outcomes are observed on this driver, never judged.
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
@@ -31,8 +34,9 @@ namespace {
 
 // lesson:begin
 // A master as in master_workers (two buffers, their IPC handles, one slice per worker), whose
-// worker `victim` crashes while it holds the handles. The master's memory is its own: a worker's
-// death takes nothing with it, and the master frees its buffers as usual.
+// worker `victim` crashes while it holds the handles. The master's memory is its own, and it
+// frees its buffers as usual. (What a dying importer does to them, the CUDA reference does not
+// say; on driver 580 nothing.)
 std::vector<WorkerOutcome> batch_with_a_crash(int device, std::size_t count, int workers,
                                               int victim) {
     constexpr std::uint32_t seed = 43;
@@ -128,7 +132,8 @@ MasterKilled kill_a_master(int device) {
             tutorial::reap_process(worker, status, Deadline(tutorial::child_reap_timeout_s));
         }
     }
-    // The driver frees a dead process's memory when it has torn down its context.
+    // A dead process's device memory comes back once the driver has torn down its context: no
+    // CUDA reference says when; on driver 580 it was back within this deadline.
     const Deadline memory_deadline(10.0);
     do {
         r.after = tutorial::free_device_memory();
@@ -220,35 +225,31 @@ tutorial::Result run_robustness(tutorial::Context& ctx) {
                            : "outlived its master and was killed by us",
         killed.before >> 20, killed.holding >> 20, killed.after >> 20);
 
+    std::printf(
+        "The operating system's part, on which the verdict rests:\n"
+        "  lost channel (a read at end-of-file, POSIX): the worker %s\n"
+        "  silent master (the worker's own 2 s deadline): the worker %s\n"
+        "  killed master (PR_SET_PDEATHSIG, Linux's prctl): the worker %s\n\n",
+        closed.describe().c_str(), silent.describe().c_str(),
+        died_with_master ? format("died with SIGKILL %.0f ms after it", killed.gone_ms).c_str()
+                         : "did not die with it within 5 s");
     ctx.claim(tutorial::observed(
         "a worker that crashes while holding IPC handles harms neither the master nor the others",
-        crash.reported && crash.others_good == workers - 1,
+        crash.others_good == workers - 1,
         format("worker %d %s; %d of %d others verified", victim, crash.victim_ended.c_str(),
                crash.others_good, workers - 1),
-        "the crash took the shared memory's owner or the other workers' contexts with it"));
-    ctx.claim(
-        tutorial::observed("a worker whose master vanishes sees end-of-file and exits, never hangs",
-                           noticed, "the worker " + closed.describe(),
-                           "the worker's read has no end-of-file check or no deadline"));
+        "no Guide section or API entry says what the death of a process that opened IPC handles "
+        "does to the exporter's memory or to other importers"));
     ctx.claim(tutorial::observed(
-        "a worker whose master is alive but silent gives up at its own deadline", gave_up,
-        "the worker " + silent.describe(), "the worker's read of its task has no deadline"));
-    ctx.claim(tutorial::observed(
-        "a worker busy in a kernel dies with its master (PR_SET_PDEATHSIG), within 5 s",
-        died_with_master,
-        died_with_master ? format("SIGKILL %.0f ms after the master's", killed.gone_ms)
-                         : "it did not",
-        "the worker was not started with PR_SET_PDEATHSIG, or was started by another thread"));
-    ctx.claim(tutorial::observed(
-        "...and the device memory it held comes back (free memory before, while held, after)",
+        "the device memory a killed worker held comes back (free memory before, while held, after)",
         killed.holding + held_bytes <= killed.before &&
             killed.after + memory_slack >= killed.before,
         format("%zu, %zu, %zu MiB", killed.before >> 20, killed.holding >> 20, killed.after >> 20),
-        "the worker still runs, or another program allocated memory meanwhile"));
-    return ctx.verdict(crash.reported && crash.others_good == workers - 1 && noticed && gave_up &&
-                           died_with_master,
-                       format("the crash of worker %d was detected and reported, the other %d "
-                              "workers' results verified, and every worker that lost its master "
-                              "ended (end-of-file, its own deadline, its master's death)",
-                              victim, workers - 1));
+        "no Guide section or API entry says when the driver takes back a killed process's "
+        "device memory"));
+    return ctx.verdict(crash.reported && noticed && gave_up && died_with_master,
+                       format("the crash of worker %d was detected and reported, and every worker "
+                              "that lost its master ended (end-of-file, its own deadline, its "
+                              "master's death)",
+                              victim));
 }

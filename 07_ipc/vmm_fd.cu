@@ -28,6 +28,11 @@ using tutorial::vmm_unmap;
 namespace {
 
 constexpr std::uint32_t fd_seed = 61;
+// Where sharing cuMemCreate memory as a descriptor is documented: exported, imported back into a
+// handle to the allocation, and mapped by the importer.
+constexpr const char* fd_entries =
+    "Driver API reference: cuMemExportToShareableHandle, cuMemImportFromShareableHandle, "
+    "cuMemMap; Programming Guide, Virtual Memory Management, E.3.1 Shareable Memory Allocations";
 
 // lesson:begin
 // The exporter: memory that may be exported must say so when it is created
@@ -142,14 +147,15 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
     vmm_release(memory);
     vmm_free(address, bytes);
     std::printf("\n");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "a file descriptor passed over a Unix socket gives another process the same memory",
         sent && result.succeeded(), "the worker " + result.describe(),
-        "the descriptor did not arrive, or the import was refused; the worker's lines say which"));
-    ctx.claim(tutorial::observed("the worker's in-place change shows in the master's own mapping",
-                                 wrong == 0,
-                                 tutorial::format("%zu of %zu values not 2 * x + 1", wrong, count),
-                                 "the worker mapped a copy, or did not finish before unmapping"));
+        "the descriptor did not arrive, or the import was refused; the worker's lines say which",
+        fd_entries));
+    ctx.claim(tutorial::documented(
+        "the worker's in-place change shows in the master's own mapping", wrong == 0,
+        tutorial::format("%zu of %zu values not 2 * x + 1", wrong, count),
+        "the worker mapped a copy, or did not finish before unmapping", fd_entries));
     return ctx.verdict(sent && result.succeeded() && wrong == 0,
                        "the worker imported the descriptor, read the master's data and changed "
                        "it in place, and the master saw the change");

@@ -1,8 +1,10 @@
 // Section `which_memory`: every kind of memory against every way of sharing it with another
 // process, in one table. Each cell is a real attempt: the master exports the memory that way and,
 // when the export works, one worker process imports it and checks the data; otherwise the cell
-// holds the exact error of the call that refused. The master also holds what the CUDA
-// documentation leads one to expect for every cell, and the verdict compares the two.
+// holds the exact error of the call that refused. Three cells are documented, each way sharing
+// the memory its reference entries are written for, and the verdict rests on them. The refusals
+// are this driver's: the entries say which memory each call takes, and name no error for other
+// memory.
 #include "helpers/channel.hpp"
 #include "common/check.hpp"
 #include "common/child.hpp"
@@ -91,13 +93,23 @@ CUresult export_vmm(void* pointer, int* fd, const char** failed) {
 
 // ---- Checking and reporting: everything below uses the lesson above. ----
 
-// What the documentation leads one to expect: legacy IPC for cudaMalloc blocks, pool export for
-// an exportable pool's blocks, cuMemExportToShareableHandle for cuMemCreate memory created with a
-// handle type. An interior pointer is outside legacy IPC's contract (the Runtime API reference:
-// cudaIpcGetMemHandle takes the allocation's base pointer): its cell shows what this driver did.
+// Where each way is documented: the entries that say which memory it shares, and how.
+constexpr const char* legacy_entries =
+    "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle";
+constexpr const char* pool_entries =
+    "Runtime API reference: cudaMemPoolExportToShareableHandle, cudaMemPoolExportPointer, "
+    "cudaMemPoolImportFromShareableHandle, cudaMemPoolImportPointer";
+constexpr const char* vmm_entries =
+    "Driver API reference: cuMemExportToShareableHandle, cuMemImportFromShareableHandle";
+
+// The documented cells: legacy IPC for a cudaMalloc block (by its base pointer), pool export for
+// a block of a pool created with a handle type, cuMemExportToShareableHandle for cuMemCreate
+// memory created with one. Every other cell is outside some entry's contract (an interior
+// pointer, where cudaIpcGetMemHandle asks for the base; memory a call is not written for): what
+// it shows is what this driver did.
 bool expected(Kind kind, Way way) {
-    return (way == legacy && (kind == plain || kind == interior)) ||
-           (way == pool_export && kind == ipc_pool) || (way == vmm_export && kind == vmm_fd);
+    return (way == legacy && kind == plain) || (way == pool_export && kind == ipc_pool) ||
+           (way == vmm_export && kind == vmm_fd);
 }
 
 // Read the shared memory and say what was found: "ok <wrong values> <first value>".
@@ -328,11 +340,11 @@ Cell share_pool(const Memory& m, int socket, std::string& before_pool_export) {
     if (m.pool == nullptr) {
         const cudaError_t err = cudaMemPoolExportPointer(&data, m.shared);
         (void)cudaGetLastError();
-        // Refused, as documented; were it to succeed, there would still be no pool to send, and
-        // the cell would show "cudaSuccess" and count as not shared.
+        // Refused on driver 580 (the entry is for blocks of a shared pool); were it to succeed,
+        // there would still be no pool to send, and the cell would show "cudaSuccess".
         return refused("cudaMemPoolExportPointer", cudaGetErrorName(err));
     }
-    if (m.kind == ipc_pool) {  // the block exported before its pool: allowed?
+    if (m.kind == ipc_pool) {  // the block exported before its pool: what does this driver do?
         before_pool_export = cudaGetErrorName(cudaMemPoolExportPointer(&data, m.shared));
         (void)cudaGetLastError();
     }
@@ -433,17 +445,29 @@ std::string cell_text(const Cell& c, Kind kind) {
     return format("yes, %zu wrong", c.wrong);
 }
 
-// A cell as documented: shared with every value right, or refused where no sharing is expected.
-// The interior pointer under legacy IPC is outside the contract: whatever happened is accepted
-// (observed, not judged; driver 580 opened the block's start).
-bool as_documented(const Cell& c, Kind kind, Way way) {
-    if (kind == interior && way == legacy) return true;
-    if (!expected(kind, way)) return !c.shared;
+// A documented cell as its entries describe it: shared, with every value right.
+bool shared_right(const Cell& c) {
     return c.shared && c.wrong == 0;
 }
 
-tutorial::Result report_which_memory(tutorial::Context& ctx, const Grid& g, int documented) {
-    // Legacy IPC, for every kind of memory that is not a cudaMalloc block.
+int documented_shared(const Grid& g) {
+    int right = 0;
+    for (int k = 0; k < kinds; ++k) {
+        for (int w = 0; w < ways; ++w) {
+            if (expected(static_cast<Kind>(k), static_cast<Way>(w))) {
+                right += shared_right(g.cells[k][w]) ? 1 : 0;
+            }
+        }
+    }
+    return right;
+}
+
+std::string refusal_text(const Cell& c) {
+    return c.shared ? "shared" : c.call + " -> " + c.error;
+}
+
+// Legacy IPC: documented for the cudaMalloc block; for every other kind, the driver's answer.
+void claim_legacy(tutorial::Context& ctx, const Grid& g) {
     std::string legacy_errors;
     bool legacy_refused = true;
     for (int k = default_pool; k < kinds; ++k) {
@@ -453,39 +477,76 @@ tutorial::Result report_which_memory(tutorial::Context& ctx, const Grid& g, int 
                                 c.shared ? "shared" : c.error.c_str());
     }
     const Cell& block = g.cells[plain][legacy];
+    ctx.claim(tutorial::documented(
+        "another process opens a cudaMalloc block's legacy handle and reads every value",
+        shared_right(block), "cudaMalloc: " + cell_text(block, plain),
+        "the worker could not open the handle, or it mapped other memory", legacy_entries));
     ctx.claim(tutorial::observed(
-        "legacy IPC shares cudaMalloc blocks only; every other kind gets cudaErrorInvalidValue",
-        block.shared && block.wrong == 0 && legacy_refused,
-        "cudaMalloc: " + cell_text(block, plain) + "; " + legacy_errors,
-        "the cudaMalloc block did not arrive, or this driver shares more kinds through "
-        "cudaIpcGetMemHandle"));
+        "cudaIpcGetMemHandle refuses every other kind of memory, each with cudaErrorInvalidValue",
+        legacy_refused, legacy_errors,
+        "the cudaIpcGetMemHandle entry takes the base of a cudaMalloc allocation and names no "
+        "error for other memory"));
+}
+
+// Pool export: documented for a pool created with a handle type; the default pool and a block
+// exported before its pool are the driver's answers.
+void claim_pools(tutorial::Context& ctx, const Grid& g) {
     const Cell& own_pool = g.cells[ipc_pool][pool_export];
     const Cell& default_export = g.cells[default_pool][pool_export];
+    ctx.claim(tutorial::documented(
+        "a block of a pool created with a handle type reaches another process through its pool",
+        shared_right(own_pool), "exportable pool: " + cell_text(own_pool, ipc_pool),
+        "the pool or the block's export data was refused; the list of refusals says which",
+        pool_entries));
     ctx.claim(tutorial::observed(
-        "pool memory is shared through its pool, and only when the pool was created exportable",
-        own_pool.shared && own_pool.wrong == 0 && !default_export.shared,
-        format("exportable pool: %s; default pool: %s -> %s", cell_text(own_pool, ipc_pool).c_str(),
-               default_export.call.c_str(), default_export.error.c_str()),
-        "the default pool was exported, or the exportable pool's block did not arrive"));
-    const Cell& with_type = g.cells[vmm_fd][vmm_export];
-    const Cell& without = g.cells[vmm_none][vmm_export];
+        "the default pool, created with no handle type, is refused by "
+        "cudaMemPoolExportToShareableHandle",
+        default_export.call == "cudaMemPoolExportToShareableHandle" &&
+            default_export.error == "cudaErrorInvalidValue",
+        "default pool: " + refusal_text(default_export),
+        "the cudaMemPoolExportToShareableHandle entry is for pools created with a handle type "
+        "and names no error for others"));
     ctx.claim(tutorial::observed(
-        "cuMemCreate memory is shared only when created with a handle type",
-        with_type.shared && with_type.wrong == 0 && !without.shared,
-        format("with the POSIX fd type: %s; without: %s -> %s",
-               cell_text(with_type, vmm_fd).c_str(), without.call.c_str(), without.error.c_str()),
-        "memory created without a handle type was exported"));
-    ctx.claim(tutorial::observed(
-        "a pool's block can be exported only once the pool itself has been",
-        g.before_pool_export.rfind("cuda", 0) == 0 && g.before_pool_export != "cudaSuccess" &&
-            own_pool.shared,
+        "a pool's block is refused by cudaMemPoolExportPointer until the pool itself is exported",
+        g.before_pool_export == "cudaErrorInvalidValue",
         "cudaMemPoolExportPointer first: " + g.before_pool_export +
             "; after cudaMemPoolExportToShareableHandle: " + cell_text(own_pool, ipc_pool),
-        "this driver exports a block of a pool that was never exported"));
-    const int cells = kinds * ways;
-    return ctx.verdict(
-        documented == cells && g.worker_ok,
-        format("%d of %d cells as the documentation leads one to expect", documented, cells));
+        "the cudaMemPoolExportPointer entry is for blocks of a pool already shared and names no "
+        "error for others"));
+}
+
+// VMM: documented for memory created with a handle type; without one, the driver's answer.
+void claim_vmm(tutorial::Context& ctx, const Grid& g) {
+    const Cell& with_type = g.cells[vmm_fd][vmm_export];
+    const Cell& without = g.cells[vmm_none][vmm_export];
+    ctx.claim(tutorial::documented(
+        "cuMemCreate memory created with the POSIX fd handle type reaches another process as a "
+        "descriptor",
+        shared_right(with_type), "with the POSIX fd type: " + cell_text(with_type, vmm_fd),
+        "the export or the import was refused; the list of refusals says which", vmm_entries));
+    ctx.claim(tutorial::observed(
+        "cuMemCreate memory created without a handle type is refused by "
+        "cuMemExportToShareableHandle",
+        without.call == "cuMemExportToShareableHandle" &&
+            without.error == "CUDA_ERROR_INVALID_VALUE",
+        "without: " + refusal_text(without),
+        "the cuMemExportToShareableHandle entry names no error for memory created without the "
+        "handle type asked for"));
+}
+
+tutorial::Result report_which_memory(tutorial::Context& ctx, const Grid& g) {
+    claim_legacy(ctx, g);
+    claim_pools(ctx, g);
+    claim_vmm(ctx, g);
+    const int right = documented_shared(g);
+    int refusals = 0;
+    for (int k = 0; k < kinds; ++k) {
+        for (int w = 0; w < ways; ++w) refusals += g.cells[k][w].shared ? 0 : 1;
+    }
+    return ctx.verdict(right == ways && g.worker_ok,
+                       format("%d of %d ways shared the memory each is documented for, every "
+                              "value right (the %d refusals are this driver's answers)",
+                              right, static_cast<int>(ways), refusals));
 }
 
 }  // namespace
@@ -511,12 +572,10 @@ tutorial::Result run_which_memory(tutorial::Context& ctx) {
     const Grid g = parse_grid(exporter.output);
     tutorial::Table table(
         {{"memory"}, {way_names[legacy]}, {way_names[pool_export]}, {way_names[vmm_export]}});
-    int documented = 0;
     for (int k = 0; k < kinds; ++k) {
         std::vector<std::string> row{kind_names[k]};
         for (int w = 0; w < ways; ++w) {
             row.push_back(cell_text(g.cells[k][w], static_cast<Kind>(k)));
-            documented += as_documented(g.cells[k][w], static_cast<Kind>(k), static_cast<Way>(w));
         }
         table.add_row(row);
     }
@@ -536,5 +595,5 @@ tutorial::Result run_which_memory(tutorial::Context& ctx) {
         "cudaMemPoolExportPointer on the exportable pool's block before the pool itself was\n"
         "exported -> %s\n\n",
         exporter.describe().c_str(), g.worker.c_str(), g.before_pool_export.c_str());
-    return report_which_memory(ctx, g, documented);
+    return report_which_memory(ctx, g);
 }

@@ -42,8 +42,8 @@ std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t see
 // `runs`.
 double read_gbps(const std::uint32_t* data, std::size_t count, int runs);
 
-// Worker processes on a small GPU: each holds a CUDA context of its own (0.5 to 0.8 GiB, counted
-// as 768 MiB) and `each` bytes of device memory of its own.
+// Worker processes on a small GPU: each holds a CUDA context of its own (0.5 to 0.8 GiB on driver
+// 580, counted as 768 MiB) and `each` bytes of device memory of its own.
 // The default count: `wanted`, or as many as fit in the free memory where that is fewer (at least
 // `least`).
 int workers_that_fit(int wanted, int least, std::size_t each);
