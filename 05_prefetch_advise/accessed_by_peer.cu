@@ -1,7 +1,9 @@
 // Section `accessed_by_peer` (needs 2 or more GPUs): managed data lives on GPU 1 and a kernel on
 // GPU 0 reads it. Without advice GPU 0's page faults pull the pages over, so the first read pays
 // for the migration and the data leaves GPU 1. With cudaMemAdviseSetAccessedBy for GPU 0, GPU 0
-// keeps the pages mapped and reads them where they are, over NVLink, every time.
+// keeps the pages mapped (the cudaMemAdvise entry: wherever the data is, as long as a mapping can
+// be made there, here through peer access) and reads them where they are, over the link between
+// the GPUs (NVLink on the course's machines), every time.
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
@@ -40,7 +42,8 @@ bool listed_as_accessed_by(const void* data, std::size_t bytes, int device) {
 }
 
 // The data lives on GPU `owner`. AccessedBy(reader) asks that GPU `reader` keep a mapping of it
-// wherever it lives: its kernels then read it over the link instead of faulting it over.
+// wherever it lives, where one can be made (here through peer access): its kernels then read it
+// over the link instead of faulting it over.
 void place_on_owner(std::uint32_t* data, std::size_t bytes, bool advise) {
     if (advise) {
         CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, gpu_location(reader)));
@@ -111,16 +114,20 @@ tutorial::Result run_accessed_by_peer(tutorial::Context& ctx) {
     std::printf(
         "\nWithout advice GPU 0's first read faults and migrates every page to GPU 0; its second\n"
         "read is local, and GPU 1 must fault the pages back. With AccessedBy, GPU 0's page\n"
-        "tables point at GPU 1's memory: both reads go over NVLink (limit 478 GB/s one way on\n"
-        "H100/H200 SXM) and the data never leaves GPU 1, which then reads it at device speed.\n\n");
+        "tables point at GPU 1's memory (the cudaMemAdvise entry: the advice moves nothing and\n"
+        "keeps a mapping): both reads go over the link between the GPUs (NVLink on H100/H200\n"
+        "SXM: 478 GB/s one way) and the data stays on GPU 1, which then reads it at device\n"
+        "speed.\n\n");
     // These claims measure pages moving on access, which hardware-coherent systems may skip.
     const std::string coherent = tutorial::why_hardware_coherent(0);
-    ctx.claim(tutorial::observed(
+    // The entry: the ids of the devices that have AccessedBy set on the whole range.
+    ctx.claim(tutorial::documented(
         "cudaMemRangeGetAttribute(AccessedBy) lists GPU 0 exactly where it was advised",
         with.reader_listed && !without.reader_listed,
         format("%s with the advice, %s without", with.reader_listed ? "listed" : "not listed",
                without.reader_listed ? "listed" : "not listed"),
-        "the advice was not recorded for the range"));
+        "the advice was not recorded for the range",
+        "Runtime API reference: cudaMemRangeGetAttribute"));
     ctx.claim(tutorial::at_least(
         "with AccessedBy, GPU 0's first read beats the faulting read (without / with)",
         without.first_ms / with.first_ms, 1.5, "x",

@@ -1,14 +1,16 @@
 // Section `discard`: managed data that nobody will read again still migrates. Once a buffer's
 // results are consumed, its contents are dead, yet prefetching it elsewhere (to make room, or
 // before the other side reuses the allocation) copies every page. cudaMemDiscardBatchAsync
-// (CUDA 13.0) tells the driver the contents no longer matter, so a later prefetch has pages to
-// place and no data to copy; cudaMemDiscardAndPrefetchBatchAsync does both in one call. Placing
-// pages is not free: the CPU maps them 4 KiB at a time, which costs about as much as the copy,
-// so the section also times a prefetch of a new allocation, pages with no data at all. The
-// Runtime API reference: a write to a discarded range, or a prefetch of it, makes its contents
-// defined again (what was written, or the pages as placed); only a read with neither in between
-// returns indeterminate data. The section shows what such a read returned here and relies only
-// on the ranges it kept.
+// (CUDA 13.0) tells the driver the contents no longer matter, which its Runtime API reference entry
+// says lets the driver optimize migrations: a later prefetch may place the pages without copying
+// the data; cudaMemDiscardAndPrefetchBatchAsync does both in one call. Placing pages is not free:
+// on driver 580, placing them on the CPU cost about as much as the copy, so the section also times
+// a prefetch of a new allocation, pages with no data at all. The cudaMemDiscardBatchAsync entry: a
+// write to a discarded part, or a prefetch of it, undoes the discard there; a read with neither in
+// between returns an indeterminate value. What a read after the prefetch returns, the entry does
+// not say. The section prefetches the discarded chunks, shows what the CPU then read there
+// (observed, never judged or used), and relies only on the ranges it kept. The batch calls need
+// concurrentManagedAccess = 1 on every device in the system, not only this one.
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/patterns.hpp"
@@ -31,7 +33,8 @@ constexpr std::size_t chunk = 2 << 20;  // the partial discard takes every other
 
 // lesson:begin
 // Moving pages whose contents nobody will read again. A plain prefetch copies every page; a
-// discard first says the contents may be dropped, so only the pages move.
+// discard first says the contents are no longer needed, which lets the driver move the pages
+// without their data. Read a discarded range only after writing it again.
 void discard_then_prefetch(void* data, std::size_t bytes, cudaMemLocation to,
                            cudaStream_t stream) {
     void* ranges[] = {data};
@@ -130,9 +133,12 @@ Partial discard_half(std::uint32_t* data, std::size_t bytes, cudaStream_t stream
 
 }  // namespace
 
-// Child role: discards of ranges that are not whole pages (the driver takes those: each row says
-// how many values inside and beside the range lost their data), and discards the driver refuses.
-// Exits 1 if a discard lost data beside its range.
+// Child role: discards of ranges that are not whole pages (the entry does not say how those are
+// treated: each row says how many values inside and beside the range lost their data), and
+// discards the entry forbids (flags not 0, the legacy stream, memory that is not managed), for
+// which it names no error. Exit code 0 when nothing was lost beside a range and every forbidden
+// discard was refused; else 10 plus 1 for data lost beside a range, plus 2 for a forbidden
+// discard accepted (a failed CUDA_CHECK exits with 1).
 int child_discard_misuse(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
@@ -146,14 +152,16 @@ int child_discard_misuse(const std::vector<std::string>& args) {
     auto* values = reinterpret_cast<std::uint32_t*>(data);
     std::uint32_t seed = 100;
     std::size_t lost_beside = 0;
+    int forbidden_accepted = 0;
     const auto show = [&](const char* what, void* at, std::size_t size, unsigned long long flags,
-                          cudaStream_t on) {
+                          cudaStream_t on, bool forbidden) {
         fill_on_device_async(values, bytes / 4, ++seed, stream);  // pages on the GPU
         CUDA_CHECK(cudaStreamSynchronize(stream));
         void* ranges[] = {at};
         std::size_t sizes[] = {size};
         const cudaError_t err = cudaMemDiscardBatchAsync(ranges, sizes, 1, flags, on);
         (void)cudaGetLastError();
+        forbidden_accepted += forbidden && err == cudaSuccess;
         CUDA_CHECK(cudaDeviceSynchronize());  // `on` may not be `stream`
         CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -167,26 +175,28 @@ int child_discard_misuse(const std::vector<std::string>& args) {
         std::printf("%-34s -> %-26s lost: %7zu inside, %7zu beside\n", what, cudaGetErrorName(err),
                     inside, beside);
     };
-    show("4 KiB at byte 1", data + 1, 4096, 0, stream);
-    show("1000 bytes at byte 0", data, 1000, 0, stream);
-    show("4 KiB at 4 KiB", data + 4096, 4096, 0, stream);
-    show("64 KiB at 64 KiB", data + (64 << 10), 64 << 10, 0, stream);
-    show("2 MiB at 64 KiB", data + (64 << 10), chunk, 0, stream);
-    show("2 MiB at 2 MiB (whole pages)", data + chunk, chunk, 0, stream);
-    show("2 MiB at 2 MiB, flags = 1", data + chunk, chunk, 1, stream);
-    show("2 MiB at 2 MiB, legacy stream 0", data + chunk, chunk, 0, nullptr);
-    show("6 MiB at 4 MiB (past the end)", data + 2 * chunk, 3 * chunk, 0, stream);
+    show("4 KiB at byte 1", data + 1, 4096, 0, stream, false);
+    show("1000 bytes at byte 0", data, 1000, 0, stream, false);
+    show("4 KiB at 4 KiB", data + 4096, 4096, 0, stream, false);
+    show("64 KiB at 64 KiB", data + (64 << 10), 64 << 10, 0, stream, false);
+    show("2 MiB at 64 KiB", data + (64 << 10), chunk, 0, stream, false);
+    show("2 MiB at 2 MiB (whole pages)", data + chunk, chunk, 0, stream, false);
+    show("2 MiB at 2 MiB, flags = 1", data + chunk, chunk, 1, stream, true);
+    show("2 MiB at 2 MiB, legacy stream 0", data + chunk, chunk, 0, nullptr, true);
+    show("6 MiB at 4 MiB (past the end)", data + 2 * chunk, 3 * chunk, 0, stream, true);
     {
         void* ranges[] = {device_memory};
         std::size_t sizes[] = {chunk};
         const cudaError_t err = cudaMemDiscardBatchAsync(ranges, sizes, 1, 0, stream);
         (void)cudaGetLastError();
+        forbidden_accepted += err == cudaSuccess;
         std::printf("%-34s -> %s\n", "2 MiB of cudaMalloc memory", cudaGetErrorName(err));
     }
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(device_memory));
     CUDA_CHECK(cudaFree(data));
-    return lost_beside == 0 ? 0 : 1;
+    const int bits = (lost_beside == 0 ? 0 : 1) + (forbidden_accepted == 0 ? 0 : 2);
+    return bits == 0 ? 0 : 10 + bits;
 }
 
 namespace {
@@ -210,10 +220,47 @@ void print_moves(const Move& to_cpu, const Move& to_gpu, std::size_t bytes) {
     table.print();
 }
 
+// The section's claims: the timing, the kept chunks, and the child's two observations (its exit
+// code: 0, or 10 plus 1 for data lost beside a range and plus 2 for a forbidden discard accepted).
+void claim_lessons(tutorial::Context& ctx, const Move& to_gpu, const Partial& p,
+                   const tutorial::ChildResult& misuse) {
+    ctx.claim(tutorial::at_least(
+        "to the GPU, discarding first saves the copy (prefetch / discard-and-prefetch)",
+        to_gpu.prefetch_ms / to_gpu.combined_ms, 1.5, "x", "the driver copied discarded pages"));
+    // The entry: the discard applies to the ranges it is given; the others keep their contents.
+    ctx.claim(tutorial::documented("a discard leaves the ranges it was not given intact",
+                                   p.kept_wrong == 0,
+                                   format("%zu of %zu kept values wrong", p.kept_wrong, p.kept),
+                                   "the discard reached past the ranges it was given",
+                                   "Runtime API reference: cudaMemDiscardBatchAsync"));
+    const int code = misuse.exited ? misuse.exit_code : -1;
+    const bool ran = code == 0 || (code >= 11 && code <= 13);
+    const bool lost_beside = !ran || (code != 0 && ((code - 10) & 1) != 0);
+    const bool accepted = !ran || (code != 0 && ((code - 10) & 2) != 0);
+    ctx.claim(tutorial::observed(
+        "a discard that is not page aligned loses nothing beside its range", !lost_beside,
+        !ran ? "the child " + misuse.describe()
+             : lost_beside ? "values beside a range were lost (the rows say where)"
+                           : "no value beside any range lost",
+        "the cudaMemDiscardBatchAsync entry does not say how a range that is not whole pages is "
+        "treated (the prefetch and advice entries round theirs out to whole CPU pages)"));
+    ctx.claim(tutorial::observed(
+        "each discard the entry forbids is refused: flags not 0, the legacy stream, a range past "
+        "the allocation, cudaMalloc memory",
+        !accepted,
+        !ran ? "the child " + misuse.describe()
+             : accepted ? "a forbidden discard was accepted (the rows say which)"
+                        : "all 4 refused",
+        "the cudaMemDiscardBatchAsync entry says flags must be 0, the stream must not be the "
+        "legacy one and the ranges must be managed memory, but names no error for breaking "
+        "these"));
+}
+
 }  // namespace
 
 tutorial::Result run_discard(tutorial::Context& ctx) {
     if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
+    if (const std::string why = why_no_batch_calls(); !why.empty()) return ctx.skip(why);
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (1 << 30));
     const int runs = ctx.iters_or(ctx.quick() ? 3 : 5);
     std::uint32_t* data = nullptr;
@@ -236,27 +283,20 @@ tutorial::Result run_discard(tutorial::Context& ctx) {
         "  kept chunks:      %zu of %zu values not as the kernel wrote them\n"
         "  discarded chunks: %zu of %zu values as the kernel wrote them, %zu as the CPU last\n"
         "                    wrote them (before the kernel), %zu zero (observed on %s)\n"
-        "The discarded chunks' contents are indeterminate: the Runtime API reference promises\n"
-        "nothing about them, so they are shown and never judged or used.\n\n",
+        "The cudaMemDiscardBatchAsync entry: the prefetch undid the discard, but what the\n"
+        "discarded chunks then hold, it does not say (without the prefetch or a write, a read\n"
+        "would return indeterminate values). So they are shown, never judged or used.\n\n",
         bytes / chunk / 2, p.kept_wrong, p.kept, p.as_written, p.discarded, p.older, p.zero,
         tutorial::this_driver().c_str());
     const tutorial::ChildResult misuse =
         tutorial::run_child("discard_misuse", {std::to_string(ctx.device)});
     std::printf(
         "In a child, 8 MiB written by the GPU, one range discarded, and the whole of it\n"
-        "prefetched to the CPU and compared, row by row:\n");
+        "prefetched to the CPU and compared, row by row (the entry names no error code: the\n"
+        "codes are this driver's):\n");
     tutorial::print_child_output(misuse);
     std::printf("The child %s.\n\n", misuse.describe().c_str());
-    ctx.claim(tutorial::at_least(
-        "to the GPU, discarding first saves the copy (prefetch / discard-and-prefetch)",
-        to_gpu.prefetch_ms / to_gpu.combined_ms, 1.5, "x", "the driver copied discarded pages"));
-    ctx.claim(tutorial::observed("a discard leaves the ranges it was not given intact",
-                                 p.kept_wrong == 0,
-                                 format("%zu of %zu kept values wrong", p.kept_wrong, p.kept),
-                                 "the discard reached past its ranges"));
-    ctx.claim(tutorial::observed(
-        "a discard that is not page aligned loses nothing beside its range", misuse.succeeded(),
-        "the child " + misuse.describe(), "a discard reached a neighbour's page"));
-    return ctx.verdict(p.kept_wrong == 0 && misuse.succeeded(),
+    claim_lessons(ctx, to_gpu, p, misuse);
+    return ctx.verdict(p.kept_wrong == 0,
                        "the chunks not discarded arrived on the CPU as the kernel wrote them");
 }

@@ -115,11 +115,14 @@ void claim_lessons(tutorial::Context& ctx, const Reads* reads, bool cpu_reads_gp
     const std::string gpu_name = where(ctx.device);
     // These claims measure pages moving on access, which hardware-coherent systems may skip.
     const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
-    ctx.claim(tutorial::observed(
+    // The entry: a GPU's id, cudaCpuDeviceId for the host, cudaInvalidDeviceId where no page has
+    // a preferred location.
+    ctx.claim(tutorial::documented(
         "cudaMemRangeGetAttribute reports the preferred location that was advised",
         reads[1].preferred == "host" && reads[4].preferred == gpu_name && reads[0].preferred == "-",
         "host, " + reads[4].preferred + " and " + reads[0].preferred + " (no advice)",
-        "the advice was not recorded for the range"));
+        "the advice was not recorded for the range",
+        "Runtime API reference: cudaMemRangeGetAttribute"));
     ctx.claim(
         tutorial::at_least(
             "with the host preferred, the GPU's faults map the pages and leave them on the host: "

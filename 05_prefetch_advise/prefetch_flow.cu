@@ -140,18 +140,23 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
     std::printf(
         "\nA prefetch is an operation in the stream, like a kernel: the one to the GPU runs\n"
         "before the kernel starts, the one back to the host after the kernel ends, and\n"
-        "cudaStreamSynchronize waits for all three. cudaMemRangeGetAttribute reports where the\n"
-        "last prefetch was asked to go, not whether it has happened.\n\n");
-    // The reference documents the prefetch as asynchronous to the host, yet the call may wait
-    // for the stream before it returns; then nothing is left pending to look at.
+        "cudaStreamSynchronize waits for all three (the Programming Guide, N.3.1). As its entry\n"
+        "says, cudaMemRangeGetAttribute reports where the last prefetch was asked to go, not\n"
+        "whether it has happened.\n\n");
+    // The cudaMemRangeGetAttribute entry: LastPrefetchLocation is the last location the program
+    // asked for, with no indication of whether that prefetch has run or even begun. The
+    // cudaMemPrefetchAsync entry calls the prefetch asynchronous to the host, yet driver 580 was
+    // seen doing part of a migration inside the call; where the stream had nothing left pending,
+    // the "before it has run" part cannot be judged.
     ctx.claim(
-        tutorial::observed(
+        tutorial::documented(
             "the range attribute names a prefetch's destination as soon as it is queued, "
             "before it has run",
             seen.after_first == ctx.device && seen.after_second == cudaCpuDeviceId,
             "after the first: " + location_name(seen.after_first) +
                 "; after the second, queued behind the kernel: " + location_name(seen.after_second),
-            "this driver records the location only once the migration is done"),
+            "the driver recorded the location only once the migration was done",
+            "Runtime API reference: cudaMemRangeGetAttribute"),
         seen.stream_after_second == cudaErrorNotReady
             ? ""
             : tutorial::format("the prefetch call returned only after the stream had run "
@@ -161,10 +166,13 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
                                  without_ms / with_ms, 1.1, "x",
                                  "the faults were cheap here: little data, or pages already "
                                  "where the kernel ran"));
-    ctx.claim(tutorial::observed(
+    // Stream order (the Guide): a prefetch starts after the work queued before it and the work
+    // queued after it waits for it; cudaStreamSynchronize waits for all of it.
+    ctx.claim(tutorial::documented(
         "every value the CPU used after cudaStreamSynchronize is the kernel's", wrong == 0,
         tutorial::format("%zu wrong in %d runs", wrong, 2 * runs + 3),
-        "the stream did not order the prefetch back after the kernel"));
+        "the stream did not order the prefetch back after the kernel",
+        "Programming Guide, N.3.1 Data Prefetching"));
     return ctx.verdict(wrong == 0,
                        tutorial::format("every value the CPU used equals 2 * initial + 1, in all "
                                         "%d runs of foo with and without prefetches",

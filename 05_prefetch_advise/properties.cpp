@@ -43,7 +43,9 @@ AdviceProperties advice_properties(int device) {
 // ---- Checking and reporting: everything below uses the lesson above: each property's
 // prediction, then a test of it. ----
 
-// concurrentManagedAccess: prefetching needs pages that can migrate on demand.
+// concurrentManagedAccess: the cudaMemPrefetchAsync entry accepts a GPU as the destination (and
+// a stream of a device) only where this attribute is non-zero. So with 1 the prefetch is a
+// valid call and must succeed; with 0 the entry forbids it but names no error for it.
 Prediction prefetch_accepted(int value, int device) {
     const std::size_t bytes = 1 << 20;
     void* data = nullptr;
@@ -52,14 +54,24 @@ Prediction prefetch_accepted(int value, int device) {
     cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaFree(data));
-    return {"concurrentManagedAccess", value,
-            value ? "cudaMemPrefetchAsync to the GPU is accepted" : "a prefetch is refused",
-            (status == cudaSuccess) == (value != 0),
-            std::string("cudaMemPrefetchAsync returned ") + cudaGetErrorName(status)};
+    const std::string seen =
+        std::string("cudaMemPrefetchAsync returned ") + cudaGetErrorName(status);
+    if (value != 0) {
+        return {"concurrentManagedAccess", value, "cudaMemPrefetchAsync to the GPU is accepted",
+                status == cudaSuccess, seen, tutorial::Evidence::documented,
+                "Runtime API reference: cudaMemPrefetchAsync"};
+    }
+    return {"concurrentManagedAccess", value, "a prefetch to the GPU is refused",
+            status != cudaSuccess, seen, tutorial::Evidence::observed,
+            "the cudaMemPrefetchAsync entry requires the attribute of the destination GPU but "
+            "names no error for a GPU without it"};
 }
 
-// pageableMemoryAccess: advice applies to malloc memory only where the GPU can use it. Tried in
-// a child process (below), so that a refused call is not counted against this one by
+// pageableMemoryAccess: the cudaMemAdvise entry takes system-allocated (malloc) memory only where
+// each advice's own conditions hold, and for a preferred location on a GPU that GPU must have
+// pageableMemoryAccess = 1; a range that breaks them is refused with an error (the entry names
+// no particular code). So the child advises a GPU as the preferred location of malloc memory.
+// Tried in a child process (below), so that a refused call is not counted against this one by
 // compute-sanitizer.
 Prediction advice_on_malloc(int value, int device) {
     const tutorial::ChildResult child =
@@ -72,11 +84,13 @@ Prediction advice_on_malloc(int value, int device) {
     const bool refused = child.exited && child.exit_code == 10;
     return {"pageableMemoryAccess", value,
             value ? "cudaMemAdvise accepts malloc memory" : "cudaMemAdvise refuses malloc memory",
-            value ? accepted : refused, seen};
+            value ? accepted : refused, seen, tutorial::Evidence::documented,
+            "Runtime API reference: cudaMemAdvise"};
 }
 
-// directManagedMemAccessFromHost = 0: a CPU read of GPU-resident pages migrates them to the host,
-// so the next kernel read faults them back and is much slower than a read of resident pages.
+// directManagedMemAccessFromHost = 0: a CPU read of GPU-resident pages migrates them to the host
+// (the Programming Guide, N.1.7 Hardware Coherency), so the next kernel read faults them back and
+// is much slower than a read of resident pages. How much slower is a measurement.
 Prediction cpu_read_migrates(int value, int device, std::size_t bytes) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
     std::uint32_t* data = nullptr;
@@ -90,26 +104,28 @@ Prediction cpu_read_migrates(int value, int device, std::size_t bytes) {
     const double after_ms = timed_device_sum(data, count).ms;
     CUDA_CHECK(cudaFree(data));
     const bool migrated = after_ms > 3.0 * resident_ms;
-    return {
-        "directManagedMemAccessFromHost",
-        value,
-        value ? "a CPU read leaves GPU-resident pages where they are"
-              : "a CPU read takes GPU-resident pages to the host",
-        cpu_ok && migrated == (value == 0),
-        tutorial::format("the next kernel read took %.1fx a resident one", after_ms / resident_ms),
-        tutorial::Evidence::timing};
+    const std::string seen =
+        tutorial::format("the next kernel read took %.1fx a resident one", after_ms / resident_ms);
+    return {"directManagedMemAccessFromHost",
+            value,
+            value ? "a CPU read leaves GPU-resident pages where they are"
+                  : "a CPU read takes GPU-resident pages to the host",
+            cpu_ok && migrated == (value == 0),
+            seen,
+            tutorial::Evidence::timing};
 }
 
 }  // namespace
 
-// Child role: advice on plain malloc memory. Exit 0 if accepted, 10 if refused.
+// Child role: a GPU advised as the preferred location of plain malloc memory. Exit 0 if
+// accepted, 10 if refused.
 int child_advise_malloc(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
     const std::size_t bytes = 1 << 20;
     void* data = std::malloc(bytes);
     const cudaError_t status =
-        cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu_location(device));
+        cudaMemAdvise(data, bytes, cudaMemAdviseSetPreferredLocation, gpu_location(device));
     std::free(data);
     std::printf("cudaMemAdvise(malloc memory) returned %s\n", cudaGetErrorName(status));
     return status == cudaSuccess ? 0 : 10;

@@ -162,11 +162,12 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
         "\nWithout the advice every kernel has to fault the pages over from the CPU and every\n"
         "CPU read faults them back: each side takes the data away from the other.\n\n");
     const std::string coherent = tutorial::why_hardware_coherent(ctx.device);  // pages may stay
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "cudaMemRangeGetAttribute reports ReadMostly exactly where the advice was given",
         attribute_with == 1 && attribute_without == 0,
         format("%d with the advice, %d without", attribute_with, attribute_without),
-        "the advice was not recorded for the range"));
+        "the advice was not recorded for the range",
+        "Runtime API reference: cudaMemRangeGetAttribute"));
     ctx.claim(tutorial::at_least("with the advice, the kernel's repeated reads are much faster "
                                  "(kernel time without / with)",
                                  without.kernel_ms / with.kernel_ms, 3.0, "x",

@@ -3,6 +3,7 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
+#include "common/text.hpp"
 #include "common/timing.hpp"
 
 const char* why_no_gpu_prefetch(int device) {
@@ -10,6 +11,19 @@ const char* why_no_gpu_prefetch(int device) {
                ? ""
                : "concurrentManagedAccess = 0: cudaMemPrefetchAsync to a GPU is refused on this "
                  "device (Windows, WSL, Jetson)";
+}
+
+std::string why_no_batch_calls() {
+    const int devices = tutorial::device_count();
+    for (int d = 0; d < devices; ++d) {
+        if (tutorial::device_attribute(d, cudaDevAttrConcurrentManagedAccess) != 1) {
+            return tutorial::format(
+                "GPU %d has concurrentManagedAccess = 0, and the batch calls require it of every "
+                "device in the system (Runtime API reference: cudaMemPrefetchBatchAsync)",
+                d);
+        }
+    }
+    return "";
 }
 
 DeviceSum timed_device_sum(const std::uint32_t* data, std::size_t count) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 // CUDA 13 names a place in memory with a cudaMemLocation; before 13.0 the same calls took an int
 // device ordinal, with cudaCpuDeviceId (-1) for the host.
@@ -20,6 +21,13 @@ inline cudaMemLocation host_location() {
 // Why this chapter's sections cannot run on `device`, or "" when they can: a prefetch to a GPU
 // (and advice that moves pages to one) needs concurrentManagedAccess = 1.
 const char* why_no_gpu_prefetch(int device);
+
+// Why the CUDA 13 batch calls (cudaMemPrefetchBatchAsync, cudaMemDiscardBatchAsync,
+// cudaMemDiscardAndPrefetchBatchAsync) cannot be used here, or "" when they can: their Runtime API
+// reference entries require concurrentManagedAccess = 1 of every device in the system, not only
+// of the one the stream belongs to, and return an error otherwise. A program sees only the
+// devices CUDA_VISIBLE_DEVICES leaves it, so those are the ones checked.
+std::string why_no_batch_calls();
 
 struct DeviceSum {
     double ms;          // the kernel alone, from events
