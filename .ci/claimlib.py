@@ -12,7 +12,8 @@ import re
 import shutil
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-KINDS = ("documented_error", "documented", "observed", "at_least", "at_most")
+KINDS = ("documented_error", "documented", "observed", "counted_at_least", "counted_at_most",
+         "at_least", "at_most")
 CALL = re.compile(r"\btutorial::(" + "|".join(KINDS) + r")\(")
 CODE = re.compile(r"\b(cudaError[A-Z]\w*|CUDA_ERROR_[A-Z0-9_]+)\b")
 

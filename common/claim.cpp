@@ -24,6 +24,18 @@ Claim at_most(std::string statement, double measured, double threshold, std::str
             std::move(unit),      std::move(if_not), Evidence::timing, "", ""};
 }
 
+Claim counted_at_least(std::string statement, double measured, double threshold, std::string unit,
+                       std::string if_not) {
+    return {std::move(statement), measured,          threshold,         true,
+            std::move(unit),      std::move(if_not), Evidence::counted, "", ""};
+}
+
+Claim counted_at_most(std::string statement, double measured, double threshold, std::string unit,
+                      std::string if_not) {
+    return {std::move(statement), measured,          threshold,         false,
+            std::move(unit),      std::move(if_not), Evidence::counted, "", ""};
+}
+
 Claim documented(std::string statement, bool held, std::string seen, std::string if_not,
                  std::string where) {
     // A yes/no measurement: 1 held, 0 not, against a threshold of 1.
@@ -83,7 +95,8 @@ ClaimOutcome judge_claim(const Claim& claim, const std::string& why_not_judged) 
         return ClaimOutcome::observed;
     }
     std::string why = why_not_judged;
-    if (why.empty() && claim.evidence == Evidence::timing) why = why_timing_not_judged();
+    if (why.empty() && (claim.evidence == Evidence::timing || claim.evidence == Evidence::counted))
+        why = why_timing_not_judged();
     if (!why.empty()) {
         std::printf("CLAIM not judged: %s: %s; %s\n", claim.statement.c_str(),
                     measured_text(claim).c_str(), why.c_str());

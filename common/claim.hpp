@@ -21,6 +21,10 @@
 //   the Programming Guide section or the API reference entry that says it, and an expected error
 //   code must be one that entry lists (.ci/check-references reads the installed headers' doc
 //   comments, which are the reference text). Judged in every run; not held fails the section.
+// - counted (counted_at_least, counted_at_most): a quantity the driver's Unified Memory counters
+//   gave for one step (bytes moved, page faults; common/um_counters.hpp), against a threshold.
+//   Judged where the counters can be read; where they cannot, the section passes
+//   counters.why_not() to ctx.claim and the claim is not judged.
 // - observed (observed): what this driver did where the reference leaves the behaviour open
 //   (undefined, unspecified, "may", or a precondition with no error named). Printed with the
 //   driver's version; a driver that does otherwise is reported, never failed:
@@ -38,6 +42,7 @@ enum class Evidence {
     timing,      // measured: a ratio of times or speeds; not judged under compute-sanitizer
     documented,  // a behaviour the reference promises: judged in every run
     observed,    // what this driver did where the reference leaves it open: never fails
+    counted,     // measured by the driver's Unified Memory counters: not judged without them
 };
 
 struct Claim {
@@ -57,6 +62,13 @@ Claim at_least(std::string statement, double measured, double threshold, std::st
                std::string if_not);
 Claim at_most(std::string statement, double measured, double threshold, std::string unit,
               std::string if_not);
+// Counted claims: measured >= threshold, or <=, where `measured` comes from the Unified Memory
+// counters (bytes, faults). Not judged under compute-sanitizer, which holds the profiling
+// interface the counters need.
+Claim counted_at_least(std::string statement, double measured, double threshold, std::string unit,
+                       std::string if_not);
+Claim counted_at_most(std::string statement, double measured, double threshold, std::string unit,
+                      std::string if_not);
 // A documented behaviour: `seen` says what happened, in words; the claim holds when `held` is
 // true. `where` names the Programming Guide section or the API reference entry that promises it
 // ("Runtime API reference: cudaHostRegister").
