@@ -1,5 +1,9 @@
-// Section `access_control` (fault demo): a mapping alone grants nothing. A range without an access
-// grant faults when a kernel touches it; a read-only grant allows reads and faults on writes.
+// Section `access_control` (fault demo): a mapping alone grants nothing. The driver API reference
+// says so (cuMemMap does not make the range accessible; PROT_NONE is the default), and
+// cuMemGetAccess shows it. What a kernel that touches a range without the right access gets is
+// not in the reference: the Guide's Virtual Memory Management chapter (E.7) says the program
+// crashes, and on this driver the kernel ends its context with cudaErrorIllegalAddress (shown in
+// child processes).
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/driver.hpp"
@@ -132,8 +136,8 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
     const ChildResult none = run_child("no_access", device);
     print_child_output(none);
     std::printf("   The child %s.\n", none.describe().c_str());
-    const bool none_faulted = none.failed_with("cudaErrorIllegalAddress") &&
-                              none.output.find("PROT_NONE") != std::string::npos;
+    const bool none_prot_none = none.output.find("says PROT_NONE") != std::string::npos;
+    const bool none_faulted = none.failed_with("cudaErrorIllegalAddress");
 
     std::printf("\n2. Read-only access (in a child process):\n");
     const ChildResult read_only = run_child("read_only", device);
@@ -161,22 +165,32 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
         "\nAccess is granted per range and per device. cudaEnablePeerAccess, by contrast, maps\n"
         "every allocation of one GPU into another, past and future; with VMM a program can\n"
         "share exactly the allocations it means to share, and nothing else pays for it.\n\n");
+    ctx.claim(tutorial::documented(
+        "a mapping alone grants nothing: cuMemGetAccess says PROT_NONE", none_prot_none,
+        none_prot_none ? "PROT_NONE before any cuMemSetAccess" : "another answer; see its line",
+        "the driver granted access by default",
+        "Driver API reference: cuMemMap, CUmemAccess_flags (PROT_NONE, the default)"));
     ctx.claim(tutorial::observed(
-        "a mapping alone grants nothing: a kernel reading it fails with cudaErrorIllegalAddress",
-        none_faulted, "the child " + none.describe(), "the driver granted access by default"));
+        "...and a kernel reading it fails with cudaErrorIllegalAddress", none_faulted,
+        "the child " + none.describe(),
+        "the Guide (E.7) says a kernel touching a range without access crashes the program, and "
+        "names no error code"));
+    ctx.claim(tutorial::documented(
+        "PROT_READ lets kernels read the range", reads_worked,
+        reads_worked ? "cuMemGetAccess: PROT_READ, reads correct" : "reads wrong, or another grant",
+        "the grant covered less than the range", "Driver API reference: cuMemSetAccess"));
     ctx.claim(tutorial::observed(
-        "PROT_READ lets kernels read the range and makes a write fault",
-        reads_worked && write_faulted,
-        std::string(reads_worked ? "reads correct" : "reads wrong") + ", the write " +
-            (write_faulted ? "failed with cudaErrorIllegalAddress" : "did not fault"),
-        "the device ignored the read-only grant"));
-    ctx.claim(tutorial::observed(
+        "...and a kernel's write to it fails with cudaErrorIllegalAddress", write_faulted,
+        write_faulted ? "the write failed with cudaErrorIllegalAddress"
+                      : "the child " + read_only.describe(),
+        "the reference calls PROT_READ read access and names no error for a write"));
+    ctx.claim(tutorial::documented(
         "PROT_READWRITE makes the range ordinary device memory", read_write_worked,
         format("cuMemGetAccess: %s, %zu values wrong", full.c_str(), wrong),
-        "the grant covered less than the range"));
-    const int as_documented = none_faulted + (reads_worked && write_faulted) + read_write_worked;
+        "the grant covered less than the range", "Driver API reference: cuMemSetAccess"));
+    const int as_documented = none_prot_none + reads_worked + read_write_worked;
     return ctx.verdict(as_documented == 3,
-                       format("%d of 3: no access and a write to read-only memory both failed with "
-                              "cudaErrorIllegalAddress, reads and read-write access worked",
+                       format("%d of 3: cuMemGetAccess said PROT_NONE before any grant, PROT_READ "
+                              "let kernels read, PROT_READWRITE read and write",
                               as_documented));
 }

@@ -185,24 +185,27 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
     const bool memory_used = free_before > free_mapped && free_before - free_mapped >= m.bytes;
     const bool memory_back = free_after + m.granularity >= free_before;
     std::printf("\n");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "after cuMemRelease the mapping alone keeps the memory: kernels use the range as usual",
         wrong == 0,
         format("%zu of %zu values wrong; the child %s", wrong, count, child.describe().c_str()),
         "cuMemRelease freed memory that was still mapped, or the access grant did not cover the "
-        "whole range"));
-    ctx.claim(tutorial::observed(
+        "whole range",
+        "Driver API reference: cuMemRelease"));
+    ctx.claim(tutorial::documented(
         "the handle can be had back from any address inside the mapped range", same_properties,
         same_properties ? "the same handle value, describing the memory of step 1"
                         : "another handle, or other memory",
-        "the address given was outside the mapping"));
-    ctx.claim(tutorial::observed(
+        "the address given was outside the mapping",
+        "Driver API reference: cuMemRetainAllocationHandle"));
+    ctx.claim(tutorial::documented(
         "the physical memory is taken while mapped, and given back by the last cuMemUnmap",
         memory_used && memory_back,
         format("free memory fell by %s and came back to within %s",
                format_bytes(free_before > free_mapped ? free_before - free_mapped : 0).c_str(),
                format_bytes(free_before > free_after ? free_before - free_after : 0).c_str()),
-        "another process allocated or freed device memory during the section"));
+        "another process allocated or freed device memory during the section",
+        "Driver API reference: cuMemCreate, cuMemUnmap"));
     return ctx.verdict(wrong == 0 && same_properties && memory_used && memory_back,
                        "the mapped range held the kernel's data, the retained handle described "
                        "the same allocation, and unmapping gave the memory back");

@@ -1,5 +1,8 @@
-// Section `granularity_errors`: what the VMM calls say about sizes, addresses and offsets that are
-// not multiples of the granularity, and the rounding that avoids all of it.
+// Section `granularity_errors`: what the VMM calls say to sizes, addresses and offsets that break
+// their entries' rules (the granularity for cuMemCreate and cuMemMap, whole host pages for
+// cuMemAddressReserve, offset 0 for cuMemMap), and the rounding that avoids all of it. The
+// entries state each rule as a requirement and name no error for breaking it, so what each call
+// returns is this driver's answer.
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/driver.hpp"
@@ -33,13 +36,15 @@ namespace {
 
 struct Refusal {
     std::string call;
+    std::string rule;  // the rule of the call's entry that it breaks
     CUresult result;
 };
 
 // lesson:begin
-// Sizes, addresses and offsets in the VMM calls must be whole multiples of the granularity `g`:
-// each of these breaks that rule once, and is refused. `memory` is 2 * g of physical memory,
-// `range` 4 * g of reserved addresses.
+// Each call breaks one rule of its entry in the driver API reference, and only that one. Not all
+// of them are the granularity `g`: cuMemAddressReserve asks for whole host pages, and cuMemMap's
+// offset must be 0 for now, so one granularity (a whole multiple) breaks it too. `memory` is
+// 2 * g of physical memory, `range` 4 * g of reserved addresses.
 std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size_t g,
                                       CUmemGenericAllocationHandle memory, CUdeviceptr range) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
@@ -48,12 +53,16 @@ std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size
     CUmemGenericAllocationHandle unused = 0;
     CUdeviceptr unused_address = 0;
     return {
-        {"cuMemCreate(size = granularity + 1)", cuMemCreate(&unused, g + 1, &prop, 0)},
-        {"cuMemAddressReserve(size = granularity + 1)",
+        {"cuMemCreate(size = granularity + 1)", "size: a multiple of the granularity",
+         cuMemCreate(&unused, g + 1, &prop, 0)},
+        {"cuMemAddressReserve(size = granularity + 1)", "size: whole host pages",
          cuMemAddressReserve(&unused_address, g + 1, 0, 0, 0)},
-        {"cuMemMap(size = half a granularity)", cuMemMap(range, g / 2, 0, memory, 0)},
-        {"cuMemMap(address = range + 4 KiB)", cuMemMap(range + 4096, g, 0, memory, 0)},
-        {"cuMemMap(offset = one granularity)", cuMemMap(range, g, g, memory, 0)},
+        {"cuMemMap(size = half a granularity)", "size: a multiple of the granularity",
+         cuMemMap(range, g / 2, 0, memory, 0)},
+        {"cuMemMap(address = range + 4 KiB)", "address: a multiple of the granularity",
+         cuMemMap(range + 4096, g, 0, memory, 0)},
+        {"cuMemMap(offset = one granularity)", "offset: 0, for now",
+         cuMemMap(range, g, g, memory, 0)},
     };
 }
 // lesson:end
@@ -62,20 +71,23 @@ std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size
 
 }  // namespace
 
-// Child role: each misaligned call once (they are refused, and a sanitizer would count each
-// refusal as an error, so they run here). One line per call; exit 0 when every one was refused.
+// Child role: each call that breaks a rule, once (they are refused, and a sanitizer would count
+// each refusal as an error, so they run here). One line per call, with the rule it breaks; exit 0
+// when every one was refused. The range is aligned to the granularity, so that each call breaks
+// only the rule it is named for.
 int child_misaligned_calls(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
     const CUmemAllocationProp prop = vmm_properties(device);
     const std::size_t g = vmm_granularity(prop);
     const CUmemGenericAllocationHandle memory = vmm_create(prop, 2 * g);
-    const CUdeviceptr range = vmm_reserve(4 * g, 0);
+    const CUdeviceptr range = vmm_reserve(4 * g, g);
     const std::vector<Refusal> cases = misaligned_calls(prop, g, memory, range);
     int accepted = 0;
     for (const Refusal& c : cases) {
         accepted += c.result == CUDA_SUCCESS;
-        std::printf("%-44s -> %s\n", c.call.c_str(), tutorial::driver_error_name(c.result));
+        std::printf("%-44s -> %-24s  breaks %s\n", c.call.c_str(),
+                    tutorial::driver_error_name(c.result), c.rule.c_str());
     }
     (void)cudaGetLastError();
     vmm_release(memory);
@@ -89,18 +101,19 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
     }
     const CUmemAllocationProp prop = vmm_properties(ctx.device);
     const std::size_t g = vmm_granularity(prop);
-    std::printf("Granularity: %s. Calls that break it, in a child process:\n",
-                format_bytes(g).c_str());
+    std::printf(
+        "Granularity: %s. Calls that each break one rule of their entry, in a child process:\n",
+        format_bytes(g).c_str());
     const ChildResult child = run_child("misaligned_calls", {std::to_string(ctx.device)});
     print_child_output(child);
     std::printf("The child %s.\n\n", child.describe().c_str());
 
-    // The fix: round every size up to the granularity, map at the start of a reservation (which
-    // is aligned to the granularity), offset 0.
+    // The fix: round every size up to the granularity (a whole number of host pages too), map at
+    // the start of a reservation aligned to the granularity, offset 0.
     const std::size_t wanted = g + 1;
     const std::size_t bytes = round_up(wanted, g);
     const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
-    const CUdeviceptr address = vmm_reserve(bytes, 0);
+    const CUdeviceptr address = vmm_reserve(bytes, g);
     vmm_map(address, bytes, memory);
     vmm_set_access(address, bytes, ctx.device);
     vmm_release(memory);
@@ -110,17 +123,24 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
     vmm_unmap(address, bytes);
     vmm_free(address, bytes);
     std::printf(
-        "round_up(%zu, %zu) = %zu: created, reserved, mapped at the start of the reservation\n"
-        "with offset 0, and used by a kernel: %zu values wrong.\n",
+        "round_up(%zu, %zu) = %zu: created, reserved with the granularity as alignment, mapped\n"
+        "at the start of the reservation with offset 0, and used by a kernel: %zu values wrong.\n",
         wanted, g, bytes, wrong);
-    std::printf("\n");
+    std::printf(
+        "\nThe entries state each rule as a requirement and name no error for breaking it: that\n"
+        "every call is refused, and with which code, is what %s does.\n\n",
+        tutorial::this_driver().c_str());
     ctx.claim(tutorial::observed(
-        "sizes, addresses and offsets off the granularity are refused, none silently rounded",
+        "sizes, addresses and offsets that break their entry's rule are refused, none silently "
+        "rounded",
         child.succeeded(), "the child " + child.describe(),
-        "this driver accepted one of them; its line says which"));
-    ctx.claim(tutorial::observed("a size rounded up to the granularity, mapped at offset 0, works",
-                                 wrong == 0, tutorial::format("%zu values wrong", wrong),
-                                 "the access grant did not cover the mapping"));
-    return ctx.verdict(child.succeeded() && wrong == 0,
-                       "all 5 misaligned calls were refused, and the rounded-up allocation worked");
+        "the cuMemCreate, cuMemAddressReserve and cuMemMap entries state the rules as "
+        "requirements and name no error for breaking them"));
+    ctx.claim(tutorial::documented(
+        "a size rounded up to the granularity, mapped at offset 0, works", wrong == 0,
+        tutorial::format("%zu values wrong", wrong), "the access grant did not cover the mapping",
+        "Driver API reference: cuMemCreate, cuMemMap"));
+    return ctx.verdict(wrong == 0,
+                       "the allocation that keeps every rule (rounded up, aligned, offset 0) "
+                       "worked; the 5 calls that break one are this driver's to refuse");
 }

@@ -2,7 +2,8 @@
 // nodes: an allocation node hands the nodes after it a buffer, a free node gives it back. The
 // same graph can be built node by node or captured from a stream that calls cudaMallocAsync and
 // cudaFreeAsync. The graph's memory comes from an allocator of its own, which keeps it between
-// launches (the Programming Guide's CUDA Graphs chapter, "Graph Memory Nodes").
+// launches and after the graph is destroyed, until cudaDeviceGraphMemTrim (the Programming
+// Guide's CUDA Graphs chapter, "Graph Memory Nodes").
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
@@ -171,7 +172,8 @@ TwoWays two_ways(int device, cudaStream_t stream, std::uint32_t* out, std::size_
 }
 
 // Claim 3: two allocations in one graph whose lifetimes do not overlap (A is freed before B is
-// allocated) may share physical memory. Returns the graph allocator's reserved high watermark.
+// allocated) may share physical memory (the Guide's word: whether they do is the allocator's
+// choice). Returns the graph allocator's reserved high watermark.
 struct Sharing {
     std::uint64_t reserved_high = 0;
     void* a = nullptr;
@@ -211,15 +213,28 @@ Sharing one_after_the_other(int device, cudaStream_t stream, std::uint32_t* out,
 // stream, and must be freed before the graph can run again: with cudaFreeAsync, or by the
 // relaunch itself where the graph was instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch.
 // Then the new launch's allocation is at the same address (the old contents are zeroed in
-// between, so only the new launch's writes can pass the check).
+// between, so only the new launch's writes can pass the check), and the relaunch freed the old one
+// first: after two relaunches the graph allocator holds no more than after one.
+struct Books {
+    std::uint64_t used = 0, reserved = 0;
+};
+
+Books books(int device) {
+    return {graph_attribute(device, cudaGraphMemAttrUsedMemCurrent),
+            graph_attribute(device, cudaGraphMemAttrReservedMemCurrent)};
+}
+
 struct Unfreed {
     std::size_t wrong_after = 0;                   // consume, in the stream after the graph
     cudaError_t after_free = cudaErrorUnknown;     // a second launch once cudaFreeAsync has run
-    cudaError_t auto_relaunch = cudaErrorUnknown;  // with the flag, no free in between
-    std::size_t wrong_relaunch = 0;                // what consume read at the same address
+    cudaError_t auto_relaunch = cudaErrorUnknown;  // with the flag, no free in between: twice
+    cudaError_t auto_relaunch_again = cudaErrorUnknown;
+    std::size_t wrong_relaunch = 0;  // what consume read at the same address
+    Books after_one, after_two;      // the graph allocator after the first relaunch, the second
 };
 
-Unfreed outside_the_graph(cudaStream_t stream, std::uint32_t* out, std::size_t count) {
+Unfreed outside_the_graph(int device, cudaStream_t stream, std::uint32_t* out,
+                          std::size_t count) {
     Unfreed u;
     const std::size_t bytes = count * sizeof(std::uint32_t);
     cudaGraph_t graph = nullptr;
@@ -238,8 +253,13 @@ Unfreed outside_the_graph(cudaStream_t stream, std::uint32_t* out, std::size_t c
 
     cudaGraphExec_t auto_exec = instantiate(graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
     CUDA_CHECK(cudaGraphLaunch(auto_exec, stream));
-    CUDA_CHECK(cudaMemsetAsync(result, 0, bytes, stream));  // this launch's data, wiped
-    u.auto_relaunch = cudaGraphLaunch(auto_exec, stream);   // no free in between
+    u.auto_relaunch = cudaGraphLaunch(auto_exec, stream);  // no free in between
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    u.after_one = books(device);
+    CUDA_CHECK(cudaMemsetAsync(result, 0, bytes, stream));       // this launch's data, wiped
+    u.auto_relaunch_again = cudaGraphLaunch(auto_exec, stream);  // again no free in between
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    u.after_two = books(device);
     consume<<<256, 256, 0, stream>>>(result, out, count);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaFreeAsync(result, stream));  // the last launch's allocation
@@ -293,8 +313,9 @@ std::vector<tutorial::Spread> time_steps(cudaStream_t stream, std::uint32_t* out
 
 }  // namespace
 
-// Child role `graph_memory_misuse` (args: device): what the documentation forbids, one line per
-// call; exit 0 when each was refused.
+// Child role `graph_memory_misuse` (args: device): what the reference forbids, one line per call
+// (cudaGraphLaunch and cudaGraphAddMemFreeNode name the error, cudaGraphInstantiate only says
+// "an error"); exit 0 when each was refused.
 int child_graph_memory_misuse(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
@@ -361,29 +382,47 @@ double taken(const Snapshot& from, const Snapshot& to) {
     return static_cast<double>(from.free_bytes) - static_cast<double>(to.free_bytes);
 }
 
+// Where the Programming Guide's CUDA Graphs chapter, "Graph Memory Nodes", says what the graph
+// allocator does with physical memory.
+constexpr const char* first_launch_maps =
+    "Programming Guide, CUDA Graphs, Graph Memory Nodes (First Launch / cudaGraphUpload)";
+constexpr const char* footprint =
+    "Programming Guide, CUDA Graphs, Graph Memory Nodes (Physical Memory Footprint)";
+
 void claim_memory(tutorial::Context& ctx, const TwoWays& w, std::size_t bytes) {
     const Snapshot& before = w.steps[0];
+    const Snapshot& instantiated = w.steps[1];
     const Snapshot& launched = w.steps[2];
     const Snapshot& destroyed = w.steps[3];
     const Snapshot& trimmed = w.steps[4];
     const double size = static_cast<double>(bytes);
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
+        "instantiating the graph maps no memory for it; its first launch does",
+        instantiated.reserved == before.reserved && launched.reserved >= bytes,
+        format("graph reserved %s before, %s instantiated, %s launched",
+               format_bytes(before.reserved).c_str(), format_bytes(instantiated.reserved).c_str(),
+               format_bytes(launched.reserved).c_str()),
+        "the instantiation mapped the memory, or the launch took it from elsewhere",
+        first_launch_maps));
+    ctx.claim(tutorial::documented(
         "after the graph ran and freed its allocation, the memory stays with the graph allocator",
-        launched.reserved >= bytes && destroyed.reserved >= bytes && taken(before, launched) > size / 2,
+        launched.reserved >= bytes && destroyed.reserved >= bytes &&
+            taken(before, launched) > size / 2,
         format("reserved %s after the launch, %s with the graph destroyed; device free memory "
                "%s lower than before",
                format_bytes(launched.reserved).c_str(), format_bytes(destroyed.reserved).c_str(),
                format_bytes(static_cast<std::size_t>(std::max(0.0, taken(before, launched))))
                    .c_str()),
-        "the driver returned the memory at the free node or at the synchronize"));
-    ctx.claim(tutorial::observed(
+        "the driver returned the memory at the free node or at the synchronize", footprint));
+    ctx.claim(tutorial::documented(
         "cudaDeviceGraphMemTrim gives it back to the device",
         trimmed.reserved < bytes && taken(destroyed, trimmed) < -size / 2,
         format("reserved %s after the trim; device free memory %s higher",
                format_bytes(trimmed.reserved).c_str(),
                format_bytes(static_cast<std::size_t>(std::max(0.0, -taken(destroyed, trimmed))))
                    .c_str()),
-        "memory another program allocated meanwhile, or a graph still scheduled to run"));
+        "memory another program allocated meanwhile, or a graph still scheduled to run",
+        "Runtime API reference: cudaDeviceGraphMemTrim"));
 }
 
 struct Results {
@@ -409,41 +448,83 @@ void print_steps_table(const std::vector<tutorial::Spread>& ms, std::size_t step
 
 }
 
-void claim_lessons(tutorial::Context& ctx, const Results& r, std::size_t bytes) {
-    const TwoWays& w = r.w;
-    const Sharing& s = r.s;
-    const Unfreed& u = r.u;
-    const std::vector<tutorial::Spread>& ms = r.ms;
-    const tutorial::ChildResult& child = r.child;
-    ctx.claim(tutorial::observed(
-        "a graph built with memory nodes and one captured from cudaMallocAsync/cudaFreeAsync "
-        "both give the kernel's result",
-        w.built_wrong == 0 && w.captured_wrong == 0,
-        format("%zu and %zu values wrong", w.built_wrong, w.captured_wrong),
-        "a kernel node ran before the allocation node or after the free node"));
-    claim_memory(ctx, w, bytes);
-    // A ratio of bytes, not of times: judged in every run, compute-sanitizer's included.
-    tutorial::Claim shared = tutorial::at_most(
-        "two allocations whose lifetimes do not overlap share physical memory (reserved high "
-        "watermark / the two together)",
-        static_cast<double>(s.reserved_high) / (2.0 * static_cast<double>(bytes)), 0.75, "x",
-        "the graph allocator gave each allocation its own memory");
-    shared.evidence = tutorial::Evidence::behaviour;
-    ctx.claim(shared);
-    ctx.claim(tutorial::observed(
+// Claims 4 and 5: an allocation left unfreed, freed outside the graph or by the next launch.
+void claim_unfreed(tutorial::Context& ctx, const Unfreed& u, std::size_t bytes) {
+    ctx.claim(tutorial::documented(
         "an allocation a graph leaves unfreed is used after the launch and freed with "
         "cudaFreeAsync, and the graph can run again",
         u.wrong_after == 0 && u.after_free == cudaSuccess,
         format("%zu wrong; the launch after the free: %s", u.wrong_after,
                cudaGetErrorName(u.after_free)),
-        "the free did not reach the graph allocator before the second launch"));
-    ctx.claim(tutorial::observed(
-        "with cudaGraphInstantiateFlagAutoFreeOnLaunch a relaunch frees it first, and allocates "
-        "at the same address",
-        u.auto_relaunch == cudaSuccess && u.wrong_relaunch == 0,
-        format("second launch %s, %zu wrong at the address", cudaGetErrorName(u.auto_relaunch),
+        "the free did not reach the graph allocator before the second launch",
+        "Runtime API reference: cudaGraphAddMemAllocNode, cudaGraphLaunch"));
+    ctx.claim(tutorial::documented(
+        "with cudaGraphInstantiateFlagAutoFreeOnLaunch the graph relaunches with its allocation "
+        "unfreed, and allocates at the same address",
+        u.auto_relaunch == cudaSuccess && u.auto_relaunch_again == cudaSuccess &&
+            u.wrong_relaunch == 0,
+        format("relaunches %s and %s, %zu wrong at the address",
+               cudaGetErrorName(u.auto_relaunch), cudaGetErrorName(u.auto_relaunch_again),
                u.wrong_relaunch),
-        "the flag was not honoured, or the allocation moved"));
+        "the flag was not honoured, or the allocation moved",
+        "Runtime API reference: cudaGraphLaunch, cudaGraphAddMemAllocNode"));
+    // Freed first: a relaunch that kept the last allocation would hold one more each time.
+    const double half = static_cast<double>(bytes) / 2;
+    const bool freed_first =
+        static_cast<double>(u.after_two.used) < static_cast<double>(u.after_one.used) + half &&
+        static_cast<double>(u.after_two.reserved) < static_cast<double>(u.after_one.reserved) + half;
+    ctx.claim(tutorial::documented(
+        "...and each relaunch frees the last launch's allocation first: two relaunches hold no "
+        "more than one",
+        freed_first,
+        format("graph used %s and reserved %s after one relaunch, %s and %s after two",
+               format_bytes(u.after_one.used).c_str(), format_bytes(u.after_one.reserved).c_str(),
+               format_bytes(u.after_two.used).c_str(), format_bytes(u.after_two.reserved).c_str()),
+        "each relaunch kept the last allocation: the flag did not free it",
+        "Programming Guide, CUDA Graphs, Graph Memory Nodes "
+        "(cudaGraphInstantiateFlagAutoFreeOnLaunch)"));
+}
+
+// The child's lines: each misuse the reference forbids, with the error it names where it names one.
+void claim_misuse(tutorial::Context& ctx, const tutorial::ChildResult& child) {
+    ctx.claim(tutorial::documented_error(
+        "relaunching a graph whose allocation is still live is refused",
+        tutorial::child_answer(child, "cudaGraphLaunch again"), "cudaErrorInvalidValue",
+        "this driver relaunched it", "Runtime API reference: cudaGraphLaunch"));
+    const std::string second = tutorial::child_answer(child, "cudaGraphInstantiate of it");
+    ctx.claim(tutorial::documented(
+        "a second instantiation of a graph with memory nodes is refused",
+        second != "cudaSuccess" && second != "(no line)", "it returned " + second,
+        "this driver made a second executable graph",
+        "Runtime API reference: cudaGraphInstantiate"));
+    ctx.claim(tutorial::documented_error(
+        "a second free node for one allocation is refused",
+        tutorial::child_answer(child, "cudaGraphAddMemFreeNode for"), "cudaErrorInvalidValue",
+        "this driver added the node", "Runtime API reference: cudaGraphAddMemFreeNode"));
+}
+
+void claim_lessons(tutorial::Context& ctx, const Results& r, std::size_t bytes) {
+    const TwoWays& w = r.w;
+    const Sharing& s = r.s;
+    const std::vector<tutorial::Spread>& ms = r.ms;
+    ctx.claim(tutorial::documented(
+        "a graph built with memory nodes and one captured from cudaMallocAsync/cudaFreeAsync "
+        "both give the kernel's result",
+        w.built_wrong == 0 && w.captured_wrong == 0,
+        format("%zu and %zu values wrong", w.built_wrong, w.captured_wrong),
+        "a kernel node ran before the allocation node or after the free node",
+        "Runtime API reference: cudaGraphAddMemAllocNode, cudaMallocAsync"));
+    claim_memory(ctx, w, bytes);
+    // The Guide says such allocations may share physical memory; whether they do is the
+    // allocator's choice, shown by its reserved high watermark.
+    const double reserved = static_cast<double>(s.reserved_high);
+    ctx.claim(tutorial::observed(
+        "two allocations whose lifetimes do not overlap share physical memory",
+        reserved <= 1.5 * static_cast<double>(bytes),
+        format("the graph allocator reserved at most %s for two allocations of %s",
+               format_bytes(s.reserved_high).c_str(), format_bytes(bytes).c_str()),
+        "the Guide (Graph Memory Nodes) says such allocations may use the same physical memory"));
+    claim_unfreed(ctx, r.u, bytes);
     ctx.claim(tutorial::at_least(
         "a step with cudaMalloc/cudaFree costs more than the graph's allocation and free",
         ms[malloc_free].median / ms[graph_launch].median, 1.5, "x",
@@ -453,11 +534,28 @@ void claim_lessons(tutorial::Context& ctx, const Results& r, std::size_t bytes) 
         "cudaMallocAsync (the stream's time / the graph's)",
         ms[stream_ordered].median / ms[graph_launch].median, 0.8, "x",
         "the graph launch costs more than the separate calls here"));
-    ctx.claim(tutorial::observed(
-        "relaunching a graph whose allocation is still live, a second instantiation, a second "
-        "free node: each refused",
-        child.succeeded(), "the child " + child.describe(),
-        "this driver allowed one of them: the child's lines say which"));
+    claim_misuse(ctx, r.child);
+}
+
+// What the graph allocator's books showed, in words that follow the numbers.
+void print_books(const TwoWays& w) {
+    const Snapshot& before = w.steps[0];
+    const Snapshot& instantiated = w.steps[1];
+    const Snapshot& launched = w.steps[2];
+    const Snapshot& destroyed = w.steps[3];
+    const Snapshot& trimmed = w.steps[4];
+    std::printf(
+        "\nThe instantiation %s the graph allocator's reserved memory (%s), the first launch %s\n"
+        "it (%s); after the free node ran, graphs still used %s and reserved %s; with the graph\n"
+        "destroyed, %s stayed reserved, and cudaDeviceGraphMemTrim left %s. The Guide's Graph\n"
+        "Memory Nodes section says mapping waits for the launch and that neither the free nor the\n"
+        "destruction gives the memory back: only the trim does.\n",
+        instantiated.reserved == before.reserved ? "left" : "CHANGED",
+        format_bytes(instantiated.reserved).c_str(),
+        launched.reserved > instantiated.reserved ? "raised" : "did not raise",
+        format_bytes(launched.reserved).c_str(), format_bytes(launched.used).c_str(),
+        format_bytes(launched.reserved).c_str(), format_bytes(destroyed.reserved).c_str(),
+        format_bytes(trimmed.reserved).c_str());
 }
 
 }  // namespace
@@ -481,12 +579,7 @@ tutorial::Result run_graph_memory(tutorial::Context& ctx) {
         format_bytes(bytes).c_str());
     const TwoWays w = two_ways(ctx.device, stream, out, count);
     print_steps(w.steps);
-    std::printf(
-        "\nThe graph freed its allocation (its free node ran), yet the graph allocator still\n"
-        "counts the memory as used by graphs (%s) and keeps it reserved, the graph destroyed or\n"
-        "not, until cudaDeviceGraphMemTrim; the instantiation took nothing, the first launch\n"
-        "did (both observed on %s).\n",
-        format_bytes(w.steps[3].used).c_str(), tutorial::this_driver().c_str());
+    print_books(w);
     std::printf(
         "\nBuilt node by node: %zu values wrong; captured from the stream: %zu values wrong.\n",
         w.built_wrong, w.captured_wrong);
@@ -497,15 +590,18 @@ tutorial::Result run_graph_memory(tutorial::Context& ctx) {
         "is allocated): A at %p, B at %p; the graph allocator reserved at most %s.\n",
         format_bytes(bytes).c_str(), s.a, s.b, format_bytes(s.reserved_high).c_str());
 
-    const Unfreed u = outside_the_graph(stream, out, count);
+    const Unfreed u = outside_the_graph(ctx.device, stream, out, count);
     CUDA_CHECK(cudaDeviceGraphMemTrim(ctx.device));
     std::printf(
         "\nA graph that leaves its allocation unfreed: a kernel after it in the stream read it\n"
         "(%zu wrong); once cudaFreeAsync had freed it, the graph launched again: %s.\n"
-        "Instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch, a second launch with no\n"
-        "free in between returned %s, and its data was at the same address (%zu wrong).\n",
+        "Instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch, two relaunches with no\n"
+        "free in between returned %s and %s, and the data was at the same address (%zu wrong);\n"
+        "graphs used %s and reserved %s after the first relaunch, %s and %s after the second.\n",
         u.wrong_after, cudaGetErrorName(u.after_free), cudaGetErrorName(u.auto_relaunch),
-        u.wrong_relaunch);
+        cudaGetErrorName(u.auto_relaunch_again), u.wrong_relaunch,
+        format_bytes(u.after_one.used).c_str(), format_bytes(u.after_one.reserved).c_str(),
+        format_bytes(u.after_two.used).c_str(), format_bytes(u.after_two.reserved).c_str());
 
     const std::size_t step_count = std::size_t{1} << 18;  // 1 MiB: the allocation cost shows
     const int steps = ctx.quick() ? 50 : 200;
@@ -514,7 +610,7 @@ tutorial::Result run_graph_memory(tutorial::Context& ctx) {
     const std::size_t step_wrong = wrong_values(out, step_count);
     print_steps_table(ms, step_count, steps, rounds);
 
-    std::printf("\nWhat the documentation forbids, in a child process:\n");
+    std::printf("\nWhat the reference forbids, in a child process:\n");
     const tutorial::ChildResult child =
         tutorial::run_child("graph_memory_misuse", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);

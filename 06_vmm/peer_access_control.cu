@@ -2,7 +2,9 @@
 // cudaDeviceEnablePeerAccess maps every cudaMalloc allocation GPU 1 has, and every later one, into
 // GPU 0's page tables, so its cost grows with GPU 1's allocations. cuMemSetAccess grants GPU 0 one
 // VMM allocation and nothing else; another allocation, not granted, stays out of GPU 0's reach
-// (shown in a child process, where the fault cannot hurt the section).
+// although peer access is enabled (the Programming Guide: VMM access does not follow peer access),
+// as cuMemGetAccess reports. A kernel that reads it anyway ends, on this driver, with
+// cudaErrorIllegalAddress (shown in a child process, where the fault cannot hurt the section).
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
@@ -81,6 +83,22 @@ EnableCost time_enable(int allocations) {
     return {allocations, tutorial::median(enable), tutorial::median(disable)};
 }
 
+// What GPU `user` may do with the memory at `address`, as cuMemGetAccess reports it.
+const char* user_access(CUdeviceptr address) {
+    static const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = user;
+    unsigned long long flags = 0;
+    CU_CHECK(cuMemGetAccess(&flags, &location, address));
+    switch (flags) {
+        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
+        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
+        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
+    }
+    return "?";
+}
+
 // A mapped VMM allocation on the owner, which the owner itself may use.
 CUdeviceptr owner_granule(std::size_t& bytes) {
     const CUmemAllocationProp prop = vmm_properties(owner);
@@ -140,8 +158,9 @@ ControlResult measure_control(const std::vector<int>& counts) {
 }  // namespace
 
 // Child role: two VMM allocations on GPU 1; GPU 0 is granted the first only. Peer access is
-// enabled too, to show it does not reach VMM memory. A kernel on GPU 0 reads the first (checked),
-// then the second: CUDA_CHECK_LAUNCH_SYNC reports the fault and ends the child.
+// enabled too, to show it does not reach VMM memory: cuMemGetAccess reports GPU 0's access to
+// each. A kernel on GPU 0 reads the first (checked), then the second: on this driver the check
+// reports the fault and ends the child.
 int child_peer_vmm_grant(const std::vector<std::string>&) {
     CUDA_CHECK(cudaSetDevice(owner));
     std::size_t bytes = 0;
@@ -153,6 +172,8 @@ int child_peer_vmm_grant(const std::vector<std::string>&) {
     grant_user(granted, bytes);
     CUDA_CHECK(cudaSetDevice(user));
     CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
+    std::printf("cuMemGetAccess for GPU %d, peer access enabled: granted %s, not granted %s\n",
+                user, user_access(granted), user_access(not_granted));
     const std::size_t wrong =
         mismatches_on_device(reinterpret_cast<const std::uint32_t*>(granted), count, seed);
     std::printf("GPU %d read the granted allocation: %zu of %zu values wrong\n", user, wrong,
@@ -213,14 +234,25 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
         most.enable_ms / r.grant_ms, 3.0, "x", "the grant took as long as mapping everything"));
     const bool read_granted =
         r.child.output.find("the granted allocation: 0 of ") != std::string::npos;
+    const bool access_as_granted =
+        r.child.output.find("granted PROT_READWRITE, not granted PROT_NONE") != std::string::npos;
     const bool faulted = r.child.failed_with("cudaErrorIllegalAddress");
+    ctx.claim(tutorial::documented(
+        "only the granted VMM allocation is open to the peer, even with peer access enabled",
+        read_granted && access_as_granted,
+        format("cuMemGetAccess: %s; the granted one read %s",
+               access_as_granted ? "granted PROT_READWRITE, not granted PROT_NONE"
+                                 : "other flags (see the child's line)",
+               read_granted ? "right" : "WRONG"),
+        "peer access reached the VMM allocation, or the grant did not work",
+        "Programming Guide, Virtual Memory Management (E.7, Control Access Rights), and Stream "
+        "Ordered Memory Allocator (Device Accessibility for Multi-GPU Support)"));
     ctx.claim(tutorial::observed(
-        "only the granted VMM allocation is usable by the peer, even with peer access enabled",
-        read_granted && faulted,
-        std::string(read_granted ? "granted: read right" : "granted: NOT read right") +
-            "; not granted: the child " + r.child.describe() +
-            (faulted ? ", cudaErrorIllegalAddress" : ""),
-        "peer access reached the VMM allocation, or the grant did not work"));
-    return ctx.verdict(read_granted && faulted,
-                       "GPU 0 read the granted allocation right and faulted on the other");
+        "...and a peer kernel reading the one not granted fails with cudaErrorIllegalAddress",
+        faulted, "the child " + r.child.describe() + (faulted ? ", cudaErrorIllegalAddress" : ""),
+        "the Guide (E.7) says a kernel touching a range without access crashes the program, and "
+        "names no error code"));
+    return ctx.verdict(read_granted && access_as_granted,
+                       "GPU 0 read the granted allocation right; cuMemGetAccess gave GPU 0 "
+                       "PROT_READWRITE there and PROT_NONE on the other, peer access enabled");
 }

@@ -1,8 +1,10 @@
 // Section `pool_access` (needs 2 or more GPUs): which GPUs may use a pool's memory. Like the VMM
-// allocations of `peer_access_control`, a pool's blocks are mapped for its own GPU only, and
+// allocations of `peer_access_control`, a pool's blocks are for its own GPU only, and
 // cudaDeviceEnablePeerAccess, which opens every cudaMalloc allocation to the peer, does not reach
-// them: a peer kernel reading one faults (shown in a child process). cudaMemPoolSetAccess grants a
-// GPU the whole pool at once, the blocks it has already handed out and every later one.
+// them (the Programming Guide's Stream Ordered Memory Allocator, "Device Accessibility for
+// Multi-GPU Support"), as cudaMemPoolGetAccess reports; a peer kernel reading one anyway ends, on
+// this driver, with cudaErrorIllegalAddress (shown in a child process). cudaMemPoolSetAccess
+// grants a GPU the whole pool at once, the blocks it has already handed out and every later one.
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/device.hpp"
@@ -24,6 +26,11 @@ constexpr int user = 0;   // the GPU that is given access
 constexpr int owner = 1;  // the GPU whose pool it is
 constexpr std::uint32_t seed = 57;
 constexpr std::uint32_t user_seed = 58;  // what the user writes
+// Where the reference says who may use a pool's memory: its own GPU by default, not a peer that
+// merely has peer access, and every block once cudaMemPoolSetAccess grants it.
+constexpr const char* pools_for_peers =
+    "Programming Guide, Stream Ordered Memory Allocator (Device Accessibility for Multi-GPU "
+    "Support); Runtime API reference: cudaMemPoolCreate, cudaMemPoolSetAccess";
 
 // lesson:begin
 // A pool on GPU `owner`; its blocks are the owner's alone until access is granted.
@@ -115,9 +122,10 @@ AccessResult grant_and_use(std::size_t bytes) {
 
 }  // namespace
 
-// Child role: peer access enabled, the user GPU reads a cudaMalloc block of the owner (allowed)
-// and then a cudaMallocAsync block from the owner's default pool, which peer access does not
-// cover. The second read is expected to end the child with cudaErrorIllegalAddress.
+// Child role: peer access enabled, the user GPU reads a cudaMalloc block of the owner (allowed);
+// cudaMemPoolGetAccess says what the user may do with the owner's default pool, which peer access
+// does not cover; then the user reads a cudaMallocAsync block from that pool. On this driver the
+// second read ends the child with cudaErrorIllegalAddress.
 int child_pool_peer_read(const std::vector<std::string>&) {
     constexpr std::size_t bytes = 4 << 20;
     constexpr std::size_t count = bytes / sizeof(std::uint32_t);
@@ -132,6 +140,10 @@ int child_pool_peer_read(const std::vector<std::string>&) {
     CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
     std::printf("GPU %d read GPU %d's cudaMalloc block: %zu of %zu values wrong\n", user, owner,
                 mismatches_on_device(plain, count, seed), count);
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, owner));
+    std::printf("cudaMemPoolGetAccess(GPU %d's default pool) for GPU %d: %s\n", owner, user,
+                flags_name(access_of(pool, user)));
     std::printf("GPU %d reads GPU %d's cudaMallocAsync block, peer access enabled...\n", user,
                 owner);
     mismatches_on_device(pooled, count, seed);
@@ -170,28 +182,36 @@ tutorial::Result run_pool_access(tutorial::Context& ctx) {
 
     const bool as_created = r.owner_before == cudaMemAccessFlagsProtReadWrite &&
                             r.user_before == cudaMemAccessFlagsProtNone;
-    ctx.claim(
-        tutorial::observed("a new pool is for its own GPU only", as_created,
-                           format("cudaMemPoolGetAccess: GPU %d %s, GPU %d %s", owner,
-                                  flags_name(r.owner_before), user, flags_name(r.user_before)),
-                           "this driver opens new pools to peers"));
+    ctx.claim(tutorial::documented(
+        "a new pool is for its own GPU only", as_created,
+        format("cudaMemPoolGetAccess: GPU %d %s, GPU %d %s", owner, flags_name(r.owner_before),
+               user, flags_name(r.user_before)),
+        "this driver opens new pools to peers", pools_for_peers));
     const bool plain_read = child.output.find(" cudaMalloc block: 0 of") != std::string::npos;
+    const bool pool_closed =
+        child.output.find(format("default pool) for GPU %d: ProtNone", user)) != std::string::npos;
     const bool faulted = child.failed_with("cudaErrorIllegalAddress");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "cudaDeviceEnablePeerAccess opens cudaMalloc memory to the peer, not pool memory",
-        plain_read && faulted,
-        format("cudaMalloc block: %s; cudaMallocAsync block: the child %s",
-               plain_read ? "read right" : "NOT read right", child.describe().c_str()),
-        "peer access reached the pool's memory, or the plain read failed"));
+        plain_read && pool_closed,
+        format("cudaMalloc block: %s; the default pool, cudaMemPoolGetAccess: %s",
+               plain_read ? "read right" : "NOT read right",
+               pool_closed ? "ProtNone" : "other flags (see the child's line)"),
+        "peer access reached the pool's memory, or the plain read failed", pools_for_peers));
+    ctx.claim(tutorial::observed(
+        "...and a peer kernel reading a block of that pool fails with cudaErrorIllegalAddress",
+        faulted, "the child " + child.describe(),
+        "the Guide says pool memory is not open to a peer without cudaMemPoolSetAccess, and names "
+        "no error for a kernel that reads it anyway"));
     const bool granted = r.user_after == cudaMemAccessFlagsProtReadWrite && r.earlier_wrong == 0 &&
                          r.later_wrong == 0 && r.written_wrong == 0;
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "cudaMemPoolSetAccess grants the peer every block of the pool, handed out before or after",
         granted,
         format("%zu and %zu values wrong in the peer's reads, %zu in what it wrote",
                r.earlier_wrong, r.later_wrong, r.written_wrong),
-        "the grant did not cover one of the blocks"));
-    return ctx.verdict(as_created && plain_read && faulted && granted,
+        "the grant did not cover one of the blocks", pools_for_peers));
+    return ctx.verdict(as_created && plain_read && pool_closed && granted,
                        "the pool was its GPU's alone until cudaMemPoolSetAccess granted the "
-                       "peer, and peer access did not reach pool memory");
+                       "peer, and peer access did not open pool memory");
 }

@@ -256,46 +256,55 @@ tutorial::Result run_pools(tutorial::Context& ctx) {
     std::printf("The child %s.\n\n", limit.describe().c_str());
 
     const Fresh& f = r.fresh;
-    const bool fresh_ok = f.threshold == 0 && f.reserved == 0 && f.follow_events == 1 &&
-                          f.opportunistic == 1 && f.internal == 1;
-    ctx.claim(tutorial::observed(
-        "a new pool starts empty, with threshold 0 and every reuse rule on, like the default pool",
-        fresh_ok,
-        format("threshold %llu, reserved %s, reuse rules %d %d %d",
-               static_cast<unsigned long long>(f.threshold), format_bytes(f.reserved).c_str(),
-               f.follow_events, f.opportunistic, f.internal),
-        "this driver creates pools with other defaults"));
+    const bool defaults_ok =
+        f.threshold == 0 && f.follow_events == 1 && f.opportunistic == 1 && f.internal == 1;
+    ctx.claim(tutorial::documented(
+        "a new pool has the attributes' defaults: threshold 0 and every reuse rule on",
+        defaults_ok,
+        format("threshold %llu, reuse rules %d %d %d",
+               static_cast<unsigned long long>(f.threshold), f.follow_events, f.opportunistic,
+               f.internal),
+        "this driver creates pools with other defaults",
+        "Runtime API reference: cudaMemPoolGetAttribute"));
+    ctx.claim(tutorial::observed("...and it starts empty", f.reserved == 0,
+                                 format("reserved %s before its first allocation",
+                                        format_bytes(f.reserved).c_str()),
+                                 "the cudaMemPoolCreate entry does not say whether a new pool "
+                                 "reserves memory before its first allocation"));
     const Isolation& iso = r.iso;
     const bool isolated = iso.kept >= bytes && iso.kept_used == 0 &&
                           iso.ours_reserved == iso.kept && iso.ours_used == 0 &&
                           iso.default_used >= bytes;
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "memory one pool keeps is not handed out by another", isolated,
         format("our pool kept %s, still %s reserved and %s used while the default pool gave %s",
                format_bytes(iso.kept).c_str(), format_bytes(iso.ours_reserved).c_str(),
                format_bytes(iso.ours_used).c_str(), format_bytes(iso.default_used).c_str()),
-        "cudaMallocAsync took our pool's memory"));
+        "cudaMallocAsync took our pool's memory",
+        "Runtime API reference: cudaMallocAsync, cudaMemPoolSetAttribute"));
     const bool redirected = iso.current_was_ours && iso.redirected_used >= bytes && iso.restored;
-    ctx.claim(tutorial::observed("cudaDeviceSetMemPool makes cudaMallocAsync take from the pool",
-                                 redirected,
-                                 format("our pool's used memory %s, the block %s the one it kept",
-                                        format_bytes(iso.redirected_used).c_str(),
-                                        iso.redirected == iso.ours ? "is" : "is not"),
-                                 "the device's current pool did not change"));
+    ctx.claim(tutorial::documented("cudaDeviceSetMemPool makes cudaMallocAsync take from the pool",
+                                   redirected,
+                                   format("our pool's used memory %s, the block %s the one it kept",
+                                          format_bytes(iso.redirected_used).c_str(),
+                                          iso.redirected == iso.ours ? "is" : "is not"),
+                                   "the device's current pool did not change",
+                                   "Runtime API reference: cudaDeviceSetMemPool"));
     const std::string refused =
         tutorial::child_answer(limit, "cudaMallocFromPoolAsync(limit), half");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "a pool's maxSize is a hard limit, whatever the device has free", limit.succeeded(),
         "past the limit: " + refused +
             "; the default pool: " + tutorial::child_answer(limit, "cudaMallocAsync(limit) from"),
-        "the pool grew past maxSize, or the default pool refused too"));
+        "the pool grew past maxSize, or the default pool refused too",
+        "Runtime API reference: cudaMemPoolCreate"));
     ctx.claim(tutorial::at_least(
         format("an allocation from a pool that kept its memory is far cheaper than cudaMalloc of "
                "%s (cudaMalloc / pool)",
                format_bytes(bytes).c_str()),
         r.costs.malloc_ms / r.costs.pool_ms, 5.0, "x",
         "cudaMalloc is cached by this driver, or the pool did not keep its memory"));
-    return ctx.verdict(fresh_ok && isolated && redirected && limit.succeeded(),
+    return ctx.verdict(defaults_ok && isolated && redirected && limit.succeeded(),
                        "the pool's attributes, its isolation from the default pool, "
                        "cudaDeviceSetMemPool and maxSize behaved as documented");
 }

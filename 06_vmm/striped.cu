@@ -173,10 +173,11 @@ tutorial::Result run_striped(tutorial::Context& ctx) {
         "bytes are, the mappings do. A kernel writes its own GPU's chunk at device-memory speed\n"
         "and the others' over NVLink.\n\n",
         gpus);
-    ctx.claim(
-        tutorial::observed("cudaPointerGetAttributes names each chunk's GPU, first byte and last",
-                           owners_right == gpus, format("%d of %d chunks", owners_right, gpus),
-                           "the chunks were not mapped where they were created"));
+    ctx.claim(tutorial::documented(
+        "cudaPointerGetAttributes names each chunk's GPU, first byte and last", owners_right == gpus,
+        format("%d of %d chunks", owners_right, gpus),
+        "the chunks were not mapped where they were created",
+        "Runtime API reference: cudaPointerGetAttributes"));
     ctx.claim(tutorial::at_least(
         "a kernel writes its own GPU's chunk much faster than a peer's (slowest writer, peer / "
         "own time)",

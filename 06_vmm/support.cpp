@@ -61,7 +61,8 @@ void add_granularity_rows(tutorial::Table& table, int device) {
 
 // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED predicts that one granule of physical memory can be
 // created, mapped at a reserved address and used by a kernel (the steps `basics` explains); where
-// it is 0, that cuMemCreate refuses.
+// it is 0, that cuMemCreate refuses. The attribute's entry in the driver API reference says the
+// device supports cuMemAddressReserve, cuMemCreate, cuMemMap and the calls that go with them.
 tutorial::Prediction vmm_works(int value, int device) {
     bool worked = false;
     std::string seen;
@@ -89,10 +90,14 @@ tutorial::Prediction vmm_works(int value, int device) {
         seen = worked ? "a kernel wrote and read back a mapped " + format_bytes(bytes) + " granule"
                       : "the mapped granule read back WRONG values";
     }
-    return {"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", value,
+    return {"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED",
+            value,
             value ? "cuMemCreate memory mapped with cuMemMap works in a kernel"
                   : "the VMM sections have nothing to run on",
-            worked, seen};
+            worked,
+            seen,
+            tutorial::Evidence::documented,
+            "Driver API reference: CUdevice_attribute (VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)"};
 }
 
 }  // namespace

@@ -46,29 +46,34 @@ Result check(Context& ctx) {
     unmap_twice(first, second, bytes);
     const std::size_t left = tutorial::device_memory_used_since(free_at_start);
 
-    ctx.claim(tutorial::observed("the two addresses differ", first != second,
-                                 first != second ? "they differ" : "they are the same",
-                                 "both are one range. First step: two cuMemAddressReserve "
-                                 "calls, one per address"));
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented("the two addresses differ", first != second,
+                                   first != second ? "they differ" : "they are the same",
+                                   "both are one range. First step: two cuMemAddressReserve "
+                                   "calls, one per address",
+                                   "Driver API reference: cuMemAddressReserve"));
+    ctx.claim(tutorial::documented(
         "what a kernel writes through the first address reads the same through the second",
         differ == 0, std::to_string(differ) + " of " + std::to_string(count) + " values differ",
         "the two addresses have memory of their own. First step: one cuMemCreate, and cuMemMap "
-        "that one handle at both addresses"));
+        "that one handle at both addresses",
+        "Programming Guide, Virtual Memory Management (E.5, Virtual Aliasing Support)"));
     // compute-sanitizer takes device memory of its own: memory claims are not judged under it.
     const std::string not_judged = tutorial::why_timing_not_judged();
     const bool once = ctx.claim(
-        tutorial::observed("the memory is taken once", used <= bytes + granularity,
-                           format_bytes(used) + " in use for " + format_bytes(bytes),
-                           "two allocations. First step: create the physical memory once and "
-                           "map it twice"),
+        tutorial::documented("the memory is taken once", used <= bytes + granularity,
+                             format_bytes(used) + " in use for " + format_bytes(bytes),
+                             "two allocations. First step: create the physical memory once and "
+                             "map it twice",
+                             "Programming Guide, Virtual Memory Management (E.5, Virtual Aliasing "
+                             "Support)"),
         not_judged);
     const bool back =
-        ctx.claim(tutorial::observed("unmap_twice gives every byte back", left <= granularity,
-                                     format_bytes(left) + " still in use",
-                                     "a mapping or reservation is left. First step: cuMemUnmap "
-                                     "both ranges, cuMemAddressFree both, and "
-                                     "cuMemRelease the handle once"),
+        ctx.claim(tutorial::documented("unmap_twice gives every byte back", left <= granularity,
+                                       format_bytes(left) + " still in use",
+                                       "a mapping or reservation is left. First step: cuMemUnmap "
+                                       "both ranges, cuMemAddressFree both, and "
+                                       "cuMemRelease the handle once",
+                                       "Driver API reference: cuMemUnmap, cuMemRelease"),
                   not_judged);
     return ctx.verdict(first != second && differ == 0 && once && back,
                        std::to_string(count - differ) + " of " + std::to_string(count) +

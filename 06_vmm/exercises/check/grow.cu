@@ -34,28 +34,33 @@ std::uint32_t* values(CUdeviceptr address) {
 }
 
 Result report(Context& ctx, int moved, int lost, int over, bool all_back) {
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "the buffer keeps its address as it grows", moved == 0,
         std::to_string(moved) + " of 2 growths moved it",
         "each growth allocates anew and copies. First step: reserve addresses for the largest "
-        "size once, in growable_create, with cuMemAddressReserve"));
-    ctx.claim(tutorial::observed("the values written before a growth are still there", lost == 0,
-                                 std::to_string(lost) + " of 2 growths lost values",
-                                 "the old memory was not kept. First step: map the new "
-                                 "memory behind the old, never over it"));
+        "size once, in growable_create, with cuMemAddressReserve",
+        "Programming Guide, Virtual Memory Management (E.4, Reserving a Virtual Address Range)"));
+    ctx.claim(tutorial::documented("the values written before a growth are still there", lost == 0,
+                                   std::to_string(lost) + " of 2 growths lost values",
+                                   "the old memory was not kept. First step: map the new "
+                                   "memory behind the old, never over it",
+                                   "Driver API reference: cuMemMap"));
     // compute-sanitizer takes device memory of its own: memory claims are not judged under it.
     const std::string not_judged = tutorial::why_timing_not_judged();
     const bool sized = ctx.claim(
-        tutorial::observed("the device memory in use is the buffer's size, within one granularity",
-                           over == 0, std::to_string(over) + " of 2 sizes off",
-                           "memory is taken ahead of need, or kept after a growth. First step: "
-                           "cuMemCreate only the bytes a growth adds"),
+        tutorial::documented(
+            "the device memory in use is the buffer's size, within one granularity", over == 0,
+            std::to_string(over) + " of 2 sizes off",
+            "memory is taken ahead of need, or kept after a growth. First step: cuMemCreate only "
+            "the bytes a growth adds",
+            "Driver API reference: cuMemCreate"),
         not_judged);
     const bool freed =
-        ctx.claim(tutorial::observed("growable_destroy gives every byte back", all_back,
-                                     all_back ? "all back" : "some still in use",
-                                     "a mapping or the reservation is left. First step: "
-                                     "cuMemUnmap every mapping, then cuMemAddressFree"),
+        ctx.claim(tutorial::documented("growable_destroy gives every byte back", all_back,
+                                       all_back ? "all back" : "some still in use",
+                                       "a mapping or the reservation is left. First step: "
+                                       "cuMemUnmap every mapping, then cuMemAddressFree",
+                                       "Driver API reference: cuMemUnmap, cuMemRelease"),
                   not_judged);
     const bool ok = moved == 0 && lost == 0 && sized && freed;
     return ctx.verdict(ok, std::to_string(2 - moved) + " of 2 growths in place, " +
