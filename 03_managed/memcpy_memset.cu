@@ -36,8 +36,9 @@ const KindName kinds[] = {
 enum class Operation { copy_into, copy_from, memset };
 
 // lesson:begin
-// cudaMemcpy and cudaMemset take managed pointers like any others, under any kind. The question
-// is where the managed side's pages are afterwards: the runtime uses the GPU or the CPU for it.
+// cudaMemcpy and cudaMemset take managed pointers under any kind: for the managed side the kind
+// only says whether the runtime reaches it from the CPU or from the GPU (the Unified Memory
+// appendix, N.2.2.7). The kind must still name the other buffer as the memory it is.
 void operate(Operation operation, std::uint32_t* managed, std::uint32_t* pinned, std::size_t bytes,
              cudaMemcpyKind kind) {
     switch (operation) {
@@ -51,32 +52,44 @@ void operate(Operation operation, std::uint32_t* managed, std::uint32_t* pinned,
 
 // ---- Checking and reporting: everything below uses the lesson above. ----
 
-// The runtime refuses a kind that claims a pageable pointer is device memory (chapter 01);
-// managed and device memory are accepted under every kind on a system with unified addressing.
-bool claims_pageable_is_device(MemoryKind from, MemoryKind to, cudaMemcpyKind kind) {
-    const bool source_device_side =
-        kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
-    const bool destination_device_side =
-        kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-    return (from == MemoryKind::pageable && source_device_side) ||
-           (to == MemoryKind::pageable && destination_device_side);
+// Part 1's pairs: managed memory and a partner, device or pageable memory. N.2.2.7 gives every
+// kind a meaning for the managed side; the partner must be named as what it is (the cudaMemcpy
+// entry calls a kind that does not match the pointers undefined). Device memory is named rightly
+// by DeviceTo* as a source and *ToDevice as a destination, pageable memory by HostTo* and
+// *ToHost; Default lets the runtime tell both from the addresses.
+bool names_partner_rightly(MemoryKind partner, bool partner_is_source, cudaMemcpyKind kind) {
+    if (kind == cudaMemcpyDefault) return true;
+    const bool named_device =
+        partner_is_source ? kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice
+                          : kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    return named_device == (partner == MemoryKind::device);
 }
 
-// Part 3: which processor the runtime uses for the managed side of a copy or a memset. Afterwards
-// a kernel reads the buffer twice: where the GPU touched the pages, they are in device memory and
-// the first read is as fast as the second; where the CPU touched them, the first read must fault
-// them over to the GPU, and takes many times longer.
+// What driver 580.159.04 did with a pair the reference leaves undefined: it refused pageable
+// memory named as device memory (cudaErrorInvalidValue) and copied device memory named as host
+// memory anyway. Reported, never judged: another driver may do otherwise.
+bool as_driver_580(MemoryKind partner, cudaError_t status, bool arrived) {
+    return partner == MemoryKind::pageable ? status == cudaErrorInvalidValue && !arrived
+                                           : status == cudaSuccess && arrived;
+}
+
+// Part 3: which processor the runtime uses for the managed side of a copy or a memset. N.2.2.7
+// says which one reaches it; where the pages are afterwards is the driver's choice. Here a kernel
+// reads the buffer twice: where the pages stayed in device memory, the first read is as fast as
+// the second; where they are in host memory, the first read must fault them over to the GPU and
+// takes many times longer. On this driver the pages stayed with the processor that wrote or read
+// them (observed on driver 580.159.04). The partner is pinned memory, which a system with unified
+// addressing lets both processors reach at the same address, so every kind names it rightly.
 constexpr std::size_t side_count = 16 << 20;  // 64 MiB of 32-bit words
 constexpr std::size_t side_bytes = side_count * sizeof(std::uint32_t);
 constexpr std::uint32_t side_seed = 7;
 constexpr double faulted_ratio = 10.0;  // first read / second read from here on: the pages moved
 
-
 struct SideCase {
     const char* call;
     Operation operation;
-    cudaMemcpyKind kind;        // for the copies
-    bool appendix_says_device;  // the Unified Memory appendix's rule for this kind and side
+    cudaMemcpyKind kind;       // for the copies
+    bool n227_says_device;     // N.2.2.7: the GPU reaches the managed side (else the CPU)
 };
 
 struct SideResult {
@@ -156,27 +169,27 @@ std::vector<SideResult> measure_sides() {
 }
 
 struct SideCounts {
-    int as_appendix_says = 0;
+    int as_n227_says = 0;
     int data_ok = 0;
 };
 
 SideCounts print_sides(const std::vector<SideResult>& results) {
     tutorial::Table table({{"call"},
                            {"managed side"},
-                           {"appendix: accessed by"},
+                           {"N.2.2.7: reached by"},
                            {"1st read", tutorial::Align::right},
                            {"2nd read", tutorial::Align::right},
-                           {"so touched by"},
+                           {"pages were with"},
                            {"data"}});
     SideCounts counts;
     for (const SideResult& r : results) {
-        const bool agrees = r.gpu_touched == r.c.appendix_says_device;
-        counts.as_appendix_says += agrees ? 1 : 0;
+        const bool agrees = r.gpu_touched == r.c.n227_says_device;
+        counts.as_n227_says += agrees ? 1 : 0;
         counts.data_ok += r.data_ok ? 1 : 0;
         const bool source = r.c.operation == Operation::copy_from;
         table.add_row(
             {r.c.call, source ? "source" : "destination",
-             r.c.appendix_says_device ? "the GPU" : "the CPU",
+             r.c.n227_says_device ? "the GPU" : "the CPU",
              tutorial::format("%.3f ms", r.first_ms), tutorial::format("%.3f ms", r.second_ms),
              std::string(r.gpu_touched ? "the GPU" : "the CPU") + (agrees ? "" : "  (DIFFERS)"),
              r.data_ok ? "ok" : "WRONG"});
@@ -185,14 +198,39 @@ SideCounts print_sides(const std::vector<SideResult>& results) {
     return counts;
 }
 
+// One pair of part 1: `kind` copies between fresh managed memory and a `partner` buffer.
+struct PairResult {
+    cudaError_t status;
+    bool arrived;  // the destination holds the source's pattern (checked where it lives)
+};
+
+PairResult copy_pair(MemoryKind partner, bool from_managed, cudaMemcpyKind kind,
+                     std::uint32_t seed) {
+    const Buffer managed(MemoryKind::managed, bytes);
+    const Buffer other(partner, bytes);
+    const Buffer& source = from_managed ? managed : other;
+    const Buffer& destination = from_managed ? other : managed;
+    fill(source, count, seed);
+    fill(destination, count, ~seed);  // something else, so a copy that did nothing shows
+    const cudaError_t status = cudaMemcpy(destination.get(), source.get(), bytes, kind);
+    // A failed call also leaves its error behind as the "last error": clear it.
+    (void)cudaGetLastError();
+    return {status, mismatches(destination, count, seed) == 0};
+}
+
 }  // namespace
 
-// Child role: copies to and from managed memory under every cudaMemcpyKind. A child, because
-// some combinations are refused with an error (and a sanitizer would count those as failures).
+// Child role: copies to and from managed memory under every cudaMemcpyKind (args: device, then
+// "defined" or "undefined"). "defined": the pairs whose kind names the other buffer as what it
+// is, which N.2.2.7 and the cudaMemcpy entry define; exits 0 when all of them copied.
+// "undefined": the pairs whose kind names it wrongly, which the cudaMemcpy entry calls undefined;
+// prints what this driver did and how many pairs it did as driver 580.159.04 did, never judged.
+// Two children, so that whatever an undefined pair does cannot touch the defined ones.
 int child_managed_copies(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    const bool defined_set = args.at(1) == "defined";
     const MemoryKind partners[] = {MemoryKind::device, MemoryKind::pageable};
-    int unexpected = 0;
+    int pairs = 0, as_expected = 0;
     std::uint32_t seed = 1;
     std::printf("%-16s", "kind");
     for (MemoryKind partner : partners) {
@@ -205,42 +243,36 @@ int child_managed_copies(const std::vector<std::string>& args) {
         std::printf("%-16s", k.name);
         for (MemoryKind partner : partners) {
             for (const bool from_managed : {true, false}) {
-                const Buffer managed(MemoryKind::managed, bytes);
-                const Buffer other(partner, bytes);
-                const Buffer& source = from_managed ? managed : other;
-                const Buffer& destination = from_managed ? other : managed;
-                fill(source, count, seed);
-                fill(destination, count, ~seed);
-                const cudaError_t status =
-                    cudaMemcpy(destination.get(), source.get(), bytes, k.kind);
-                (void)cudaGetLastError();
-                const bool arrived = mismatches(destination, count, seed) == 0;
-                const bool refused =
-                    claims_pageable_is_device(source.kind(), destination.kind(), k.kind);
-                const bool as_expected = refused ? status == cudaErrorInvalidValue && !arrived
-                                                 : status == cudaSuccess && arrived;
-                unexpected += as_expected ? 0 : 1;
-                std::printf("  %-21s", status == cudaSuccess ? (arrived ? "ok" : "WRONG DATA")
-                                                             : cudaGetErrorName(status));
-                if (!as_expected) std::printf("(UNEXPECTED)");
-                ++seed;
+                if (names_partner_rightly(partner, !from_managed, k.kind) != defined_set) {
+                    std::printf("  %-21s", "-");  // in the other child's set
+                    continue;
+                }
+                const PairResult r = copy_pair(partner, from_managed, k.kind, seed++);
+                const bool expected = defined_set ? r.status == cudaSuccess && r.arrived
+                                                  : as_driver_580(partner, r.status, r.arrived);
+                ++pairs;
+                as_expected += expected ? 1 : 0;
+                std::string outcome = r.status == cudaSuccess ? (r.arrived ? "ok" : "WRONG DATA")
+                                                              : cudaGetErrorName(r.status);
+                if (!expected) outcome += defined_set ? " (UNEXPECTED)" : " (not as 580)";
+                std::printf("  %-21s", outcome.c_str());
             }
         }
         std::printf("\n");
     }
-    return unexpected == 0 ? 0 : 3;
+    if (defined_set) {
+        std::printf("copied -> %d of %d\n", as_expected, pairs);
+        return as_expected == pairs ? 0 : 3;
+    }
+    std::printf("done as driver 580.159.04 did them -> %d of %d\n", as_expected, pairs);
+    return 0;
 }
 
-tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
-    std::printf("1. cudaMemcpy of %s to and from managed memory under every kind (in a child):\n",
-                tutorial::format_bytes(bytes).c_str());
-    const tutorial::ChildResult child =
-        tutorial::run_child("managed_copies", {std::to_string(ctx.device)});
-    tutorial::print_child_output(child);
-    std::printf("   The child %s.\n", child.describe().c_str());
-    const bool copies_ok = child.succeeded();
+namespace {
 
-    std::printf("\n2. cudaMemset on managed memory, first touched by the CPU:\n");
+// Part 2: cudaMemset and cudaMemsetAsync on managed memory the CPU wrote first. Both may return
+// before they are done, so the host synchronizes before it reads (N.2.2.7 asks for that).
+std::size_t memsets_on_cpu_touched() {
     const Buffer managed(MemoryKind::managed, bytes);
     std::uint8_t* p = managed.as<std::uint8_t>();
     for (std::size_t i = 0; i < bytes; ++i) p[i] = 0x11;
@@ -248,52 +280,88 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMemsetAsync(p + bytes / 2, 0xcd, bytes / 2, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaDeviceSynchronize());  // both: the default stream's memset and `stream`'s
     CUDA_CHECK(cudaStreamDestroy(stream));
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < bytes; ++i) wrong += p[i] != (i < bytes / 2 ? 0xab : 0xcd);
     std::printf(
-        "   cudaMemset (first half, 0xab) and cudaMemsetAsync + cudaStreamSynchronize (second\n"
-        "   half, 0xcd): %zu of %zu bytes wrong when the CPU reads them back.\n",
+        "   cudaMemset (first half, 0xab) and cudaMemsetAsync (second half, 0xcd), then\n"
+        "   cudaDeviceSynchronize: %zu of %zu bytes wrong when the CPU reads them back.\n",
         wrong, bytes);
+    return wrong;
+}
+
+}  // namespace
+
+tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
+    std::printf("1. cudaMemcpy of %s to and from managed memory under every kind, in two\n"
+                "   children. The kinds that name the other buffer as what it is (defined):\n",
+                tutorial::format_bytes(bytes).c_str());
+    const std::string device = std::to_string(ctx.device);
+    const tutorial::ChildResult defined =
+        tutorial::run_child("managed_copies", {device, "defined"});
+    tutorial::print_child_output(defined);
+    std::printf("   The child %s.\n", defined.describe().c_str());
+    const std::string copied = tutorial::child_answer(defined, "copied");
+    std::printf("   The kinds that name it wrongly, which the cudaMemcpy entry calls undefined:\n"
+                "   what this driver did, not judged:\n");
+    const tutorial::ChildResult undefined =
+        tutorial::run_child("managed_copies", {device, "undefined"});
+    tutorial::print_child_output(undefined);
+    std::printf("   The child %s.\n", undefined.describe().c_str());
+    const std::string as_580 = tutorial::child_answer(undefined, "done as driver");
+
+    std::printf("\n2. cudaMemset on managed memory, first touched by the CPU:\n");
+    const std::size_t wrong = memsets_on_cpu_touched();
     std::printf(
         "\n3. Who touched the managed side? A fresh %s managed buffer per call (as a source,\n"
         "   filled by the CPU first); then a kernel sums it twice. A first read %.0fx slower\n"
-        "   than the second had to move the pages over: the CPU had touched them.\n",
+        "   than the second had to move the pages over: they were in host memory.\n",
         tutorial::format_bytes(side_bytes).c_str(), faulted_ratio);
     const std::vector<SideResult> sides = measure_sides();
     const SideCounts counts = print_sides(sides);
     const bool concurrent =
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
     std::printf(
-        "\nWith managed memory the kind says how to treat the managed side: *ToDevice or\n"
-        "DeviceTo* makes the GPU access it, HostTo* or *ToHost the CPU (where the CPU may\n"
-        "touch it at that moment), Default the GPU. cudaMemset is always done by the GPU.\n"
-        "Every kind still copies the data; only a pageable partner is refused where a kind\n"
-        "claims it is device memory.\n\n");
+        "\nThe Unified Memory appendix (N.2.2.7) gives every kind a meaning for the managed side:\n"
+        "*ToDevice or DeviceTo* makes the GPU reach it, HostTo* or *ToHost the CPU (where the\n"
+        "CPU may touch it at that moment), Default the GPU; cudaMemset always uses the GPU.\n"
+        "The other buffer must still be named as what it is: the cudaMemcpy entry calls a\n"
+        "wrong kind undefined, so the second table is only what this driver did. Where\n"
+        "the pages stay afterwards is the driver's choice: here, with whoever reached them\n"
+        "(observed on driver 580.159.04).\n\n");
+    ctx.claim(tutorial::documented(
+        "cudaMemcpy copies to and from managed memory under every kind that names the other "
+        "buffer rightly",
+        defined.succeeded() && copied == "12 of 12", copied + " pairs copied",
+        "a copy failed or left wrong data: the child's cells marked UNEXPECTED say which",
+        "Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"));
     ctx.claim(tutorial::observed(
-        "on managed memory every cudaMemcpyKind copies; only a kind calling pageable memory "
-        "device memory is refused",
-        copies_ok, "the child " + child.describe(),
-        "concurrentManagedAccess = 0 here, so a kind may not send the wrong side to the pages"));
-    ctx.claim(tutorial::observed(
+        "a kind naming device memory as host memory copied anyway; one naming pageable memory as "
+        "device memory was refused with cudaErrorInvalidValue",
+        undefined.succeeded() && as_580 == "8 of 8",
+        undefined.exited ? as_580 + " undefined pairs as before"
+                         : "the child " + undefined.describe(),
+        "the cudaMemcpy entry calls a kind that does not match the pointers undefined"));
+    ctx.claim(tutorial::documented(
         "cudaMemset and cudaMemsetAsync fill managed memory the CPU touched first", wrong == 0,
         tutorial::format("%zu of %zu bytes wrong", wrong, bytes),
-        "the host read before the asynchronous memset finished"));
+        "a memset missed bytes, or the host read before it was done",
+        "Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"));
     const int cases = static_cast<int>(sides.size());
     // Seen through timing, so not judged under compute-sanitizer.
-    tutorial::Claim by_kind = tutorial::observed(
-        "the cudaMemcpyKind decides which processor touches managed memory, as the appendix says",
-        counts.as_appendix_says == cases,
-        tutorial::format("%d of %d calls", counts.as_appendix_says, cases),
-        "see the rows marked DIFFERS");
-    by_kind.evidence = tutorial::Evidence::timing;
-    ctx.claim(by_kind, concurrent ? ""
-                                  : "concurrentManagedAccess = 0 here: whether the CPU may touch "
-                                    "the pages depends on what else the GPU runs");
-    return ctx.verdict(copies_ok && wrong == 0 && counts.data_ok == cases,
-                       tutorial::format("all 20 kind/direction pairs behaved as expected, both "
-                                        "memsets landed (checked on the CPU), and %d of %d "
-                                        "kernel sums after part 3's calls were right",
-                                        counts.data_ok, cases));
+    ctx.claim(tutorial::observed("after each call the managed pages were with the processor "
+                                 "that N.2.2.7 says reaches them",
+                                 counts.as_n227_says == cases,
+                                 tutorial::format("%d of %d calls", counts.as_n227_says, cases),
+                                 "N.2.2.7 says which processor reaches the managed side, not "
+                                 "where its pages stay afterwards"),
+              concurrent ? tutorial::why_timing_not_judged()
+                         : "concurrentManagedAccess = 0 here: whether the CPU may touch the "
+                           "pages depends on what else the GPU runs");
+    return ctx.verdict(defined.succeeded() && wrong == 0 && counts.data_ok == cases,
+                       tutorial::format("%s pairs the reference defines copied, both memsets "
+                                        "landed (checked on the CPU), and %d of %d kernel sums "
+                                        "after part 3's calls were right",
+                                        copied.c_str(), counts.data_ok, cases));
 }

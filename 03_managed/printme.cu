@@ -47,10 +47,11 @@ tutorial::Result run_printme(tutorial::Context& ctx) {
     const bool same = std::strcmp(echo, message) == 0;
     CUDA_CHECK(cudaFree(echo));
     std::printf("\n");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "a kernel reads what the CPU wrote into managed memory, with no copy call", same,
         same ? "its echo matched byte for byte" : "its echo differed",
-        "the kernel ran before the host's write reached the page"));
+        "the kernel ran before the host's write reached the page",
+        "Programming Guide, N.2.1.1 Explicit Allocation Using cudaMallocManaged()"));
     return ctx.verdict(same,
                        "the kernel read exactly the string the host wrote (its copy "
                        "compared byte for byte)");

@@ -22,12 +22,13 @@ using tutorial::Result;
 Result check(Context& ctx) {
     int* slot = make_result_slot();
     const bool managed = tutorial::memory_type(slot) == cudaMemoryTypeManaged;
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "make_result_slot returns managed memory", managed,
         managed ? "cudaPointerGetAttributes says managed"
                 : "cudaPointerGetAttributes says it is not managed",
         "the slot is device memory, which the CPU cannot read. First step: allocate it with "
-        "cudaMallocManaged"));
+        "cudaMallocManaged",
+        "Runtime API reference: cudaPointerGetAttributes"));
     int right = 0;
     const int pairs[5][2] = {{1, 2}, {10, 20}, {-7, 7}, {123456, 654321}, {-5, -8}};
     if (managed) {  // the CPU reading device memory would crash
@@ -38,17 +39,19 @@ Result check(Context& ctx) {
             std::printf("add_on_gpu(%d, %d): the CPU reads %d\n", pair[0], pair[1], read);
             right += read == pair[0] + pair[1] ? 1 : 0;
         }
-        ctx.claim(tutorial::observed(
+        ctx.claim(tutorial::documented(
             "the CPU reads a + b from the slot, with no copy", right == 5,
             std::to_string(right) + " of 5 sums right",
             "the CPU read the slot before the kernel wrote it. First step: cudaDeviceSynchronize "
-            "after the launch"));
+            "after the launch",
+            "Programming Guide, N.1.2 Simplifying GPU Programming"));
     }
     free_result_slot(slot);
     const bool freed = tutorial::memory_type(slot) == cudaMemoryTypeUnregistered;
-    ctx.claim(tutorial::observed("free_result_slot frees the slot", freed,
-                                 freed ? "CUDA no longer knows the pointer" : "still allocated",
-                                 "the slot is still allocated. First step: cudaFree(slot)"));
+    ctx.claim(tutorial::documented("free_result_slot frees the slot", freed,
+                                   freed ? "CUDA no longer knows the pointer" : "still allocated",
+                                   "the slot is still allocated. First step: cudaFree(slot)",
+                                   "Runtime API reference: cudaPointerGetAttributes"));
     return ctx.verdict(right == 5 && freed, std::to_string(right) +
                                                 " of 5 sums read from "
                                                 "managed memory");
