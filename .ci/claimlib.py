@@ -149,10 +149,10 @@ class Reference:
         self.entries = {}
         for name in ("cuda_runtime_api.h", "cuda.h"):
             text = (include_dir / name).read_text(errors="replace")
+            text = re.sub(r"^[ \t]*#.*$", "", text, flags=re.M)  # #if defined(__cplusplus) ...
             for m in re.finditer(r"/\*\*(.*?)\*/([^(]*)\(", text, re.S):
                 comment, head = m.group(1), m.group(2)
                 # The declaration right after the comment: words, no other comment or statement.
-                head = re.sub(r"^\s*#.*$", "", head, flags=re.M)  # #if defined(__cplusplus)
                 d = re.fullmatch(r"\s*(?:[\w*]+\s+)*\**((?:cuda|cu)[A-Z]\w*)\s*", head)
                 if d and "/*" not in head:
                     self.entries.setdefault(d.group(1), comment)
