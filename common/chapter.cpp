@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -111,6 +112,17 @@ const Section* find_section(const Chapter& chapter, const std::string& name) {
     return nullptr;
 }
 
+// "unknown section 'bandwith' (did you mean 'bandwidth'? --list shows them all)": the closest
+// section name, when it is close enough to be a slip of the keyboard.
+std::string unknown_section(const Chapter& chapter, const std::string& name) {
+    std::vector<std::string> names;
+    for (const Section& section : chapter.sections) names.emplace_back(section.name);
+    const std::string closest = closest_name(name, names);
+    return "unknown section " + quoted_argument(name) +
+           (closest.empty() ? " (see --list)"
+                            : " (did you mean '" + closest + "'? --list shows them all)");
+}
+
 // The sections a command line selects: those it names, in its order, or all of them.
 std::vector<const Section*> select_sections(const Chapter& chapter, const Options& options) {
     std::vector<const Section*> selected;
@@ -128,17 +140,54 @@ bool uses(const Takes& takes, const std::string& option) {
                                  : takes.takes_workers;
 }
 
-// An option given on the command line that none of the selected sections uses, or a value outside
-// the limits of one that does: the one-line problem, or "".
-std::string check_section_options(const Chapter& chapter, const Options& options,
-                                  const std::vector<const Section*>& selected) {
+// The options with only `option`'s value kept, the others at "each section's default".
+Options only(const Options& options, const std::string& option) {
+    Options one = options;
+    if (option != "--size") one.size = 0;
+    if (option != "--iters") one.iters = 0;
+    if (option != "--workers") one.workers = 0;
+    return one;
+}
+
+// The options with `option` back at the section's default.
+void drop(Options& options, const std::string& option) {
+    if (option == "--size") options.size = 0;
+    if (option == "--iters") options.iters = 0;
+    if (option == "--workers") options.workers = 0;
+}
+
+const char* default_of(const std::string& option) {
+    return option == "--size"    ? "its default size"
+           : option == "--iters" ? "its default number of repetitions"
+                                 : "its default number of workers";
+}
+
+// What each selected section runs with: the command line's options, except, when the whole
+// chapter runs (no section named), a value outside a section's limits, which that section leaves
+// at its own default, saying so in its note.
+struct Plan {
+    const Section* section;
+    Options options;
+    std::string note;  // "" or "<section>: --size 1 GiB is more than 256 MiB; it runs at ..."
+};
+
+
+// The options given on the command line among --size, --iters and --workers.
+std::vector<std::string> given_options(const Options& options) {
     std::vector<std::string> given;
     if (options.size != 0) given.push_back("--size");
     if (options.iters != 0) given.push_back("--iters");
     if (options.workers != 0) given.push_back("--workers");
-    for (const std::string& option : given) {
+    return given;
+}
+
+// An option given on the command line that none of the selected sections uses: the one-line
+// problem, or "".
+std::string check_unused_options(const Chapter& chapter, const Options& options,
+                                 const std::vector<Plan>& plans) {
+    for (const std::string& option : given_options(options)) {
         bool used = false;
-        for (const Section* section : selected) used = used || uses(section->takes, option);
+        for (const Plan& plan : plans) used = used || uses(plan.section->takes, option);
         if (used) continue;
         std::string takers;
         for (const Section& section : chapter.sections) {
@@ -150,9 +199,45 @@ std::string check_section_options(const Chapter& chapter, const Options& options
                     ? "no section of this chapter takes it"
                     : "none of the sections to be run takes it (sections that do: " + takers + ")");
     }
-    for (const Section* section : selected) {
-        const std::string problem = check_limits(options, section->takes);
-        if (!problem.empty()) return std::string(section->name) + ": " + problem;
+    return "";
+}
+
+// Section by section, the problem with an option's value (check_limits, or a --size the memory
+// cannot hold: `problem_of`). Sections named on the command line: the first problem, which
+// refuses the command line. The whole chapter (none named): a section with a problem runs at its
+// own default for that option, its plan's note says so, and only a value that no section taking
+// the option can use is refused.
+template <typename ProblemOf>
+std::string fit_option(const Options& options, const std::string& option, std::vector<Plan>& plans,
+                       ProblemOf problem_of) {
+    std::string first_problem;
+    int takers = 0;
+    int fitting = 0;
+    for (Plan& plan : plans) {
+        if (!uses(plan.section->takes, option)) continue;
+        ++takers;
+        const std::string problem = problem_of(plan);
+        if (problem.empty()) {
+            ++fitting;
+            continue;
+        }
+        const std::string line = std::string(plan.section->name) + ": " + problem;
+        if (!options.sections.empty()) return line;
+        if (first_problem.empty()) first_problem = line;
+        drop(plan.options, option);
+        plan.note += (plan.note.empty() ? "" : "\n") + line + "; it runs at " +
+                     default_of(option) + " instead";
+    }
+    return takers > 0 && fitting == 0 ? first_problem : "";
+}
+
+// The options' values against each selected section's limits (see fit_option).
+std::string check_section_options(const Options& options, std::vector<Plan>& plans) {
+    for (const std::string& option : given_options(options)) {
+        const std::string problem = fit_option(options, option, plans, [&](const Plan& plan) {
+            return check_limits(only(options, option), plan.section->takes);
+        });
+        if (!problem.empty()) return problem;
     }
     return "";
 }
@@ -271,17 +356,19 @@ std::size_t available_host_memory() {
 }
 
 // A --size the selected sections cannot hold at once (Takes::holds) in the memory that is free
-// now: the problem, in one line, or "". Checked once the device is chosen, before any section.
-std::string check_memory(const std::vector<const Section*>& selected, std::size_t size) {
+// now: the problem, in one line, or "" (fit_option: the whole chapter runs such a section at its
+// default size). Checked once the device is chosen, before any section.
+std::string check_memory(const Options& options, std::vector<Plan>& plans) {
     const std::size_t device_free = free_device_memory();
     const std::size_t host_free = available_host_memory();
-    for (const Section* section : selected) {
-        const Takes& t = section->takes;
-        if (!t.takes_size) continue;
+    return fit_option(options, "--size", plans, [&](const Plan& plan) -> std::string {
+        const Takes& t = plan.section->takes;
+        const std::size_t size = plan.options.size;
+        if (size == 0) return "";  // already at its default
         const auto problem = [&](int buffers, std::size_t free, const char* where) {
-            return std::string(section->name) + ": --size " + format_bytes(size) + " means " +
-                   std::to_string(buffers) + " buffer(s) of it in " + where +
-                   " memory at once, and only " + format_bytes(free) + " is free";
+            return "--size " + format_bytes(size) + " means " + std::to_string(buffers) +
+                   " buffer(s) of it in " + where + " memory at once, and only " +
+                   format_bytes(free) + " is free";
         };
         if (t.device_buffers > 0 && t.device_buffers * size > device_free) {
             return problem(t.device_buffers, device_free, "device");
@@ -289,24 +376,23 @@ std::string check_memory(const std::vector<const Section*>& selected, std::size_
         if (t.host_buffers > 0 && host_free > 0 && t.host_buffers * size > host_free) {
             return problem(t.host_buffers, host_free, "host");
         }
-    }
-    return "";
+        return "";
+    });
 }
 
-// The selected sections this run can start. Without a usable device, those that need one are
+// The planned sections this run can start. Without a usable device, those that need one are
 // skipped all at once: one SKIP line with the reason, one with their names (not one per section:
 // a tour of the course on a machine without a GPU would repeat the same reason 50 times).
-std::vector<const Section*> sections_to_run(const char* chapter,
-                                            const std::vector<const Section*>& selected, int device,
-                                            const std::string& no_device, int& skipped) {
-    std::vector<const Section*> runnable;
+std::vector<const Plan*> sections_to_run(const char* chapter, const std::vector<Plan>& plans,
+                                         int device, const std::string& no_device, int& skipped) {
+    std::vector<const Plan*> runnable;
     std::string names;
-    for (const Section* section : selected) {
-        if (section->needs_device && device < 0) {
-            names += (names.empty() ? "" : ", ") + std::string(section->name);
+    for (const Plan& plan : plans) {
+        if (plan.section->needs_device && device < 0) {
+            names += (names.empty() ? "" : ", ") + std::string(plan.section->name);
             ++skipped;
         } else {
-            runnable.push_back(section);
+            runnable.push_back(&plan);
         }
     }
     if (skipped > 0) {
@@ -314,6 +400,76 @@ std::vector<const Section*> sections_to_run(const char* chapter,
                     skipped, skipped == 1 ? "" : "s", names.c_str());
     }
     return runnable;
+}
+
+// The command line's problem, if any, before any CUDA call: parsing, section names, the options'
+// values against the sections' limits (which may leave some sections of a whole-chapter run at
+// their defaults: `plans`), and the --csv folder.
+std::string check_command_line(const Chapter& chapter, int argc, char** argv, Options& options,
+                               std::vector<Plan>& plans) {
+    std::string problem = parse_options(argc, argv, options);
+    if (!problem.empty()) return problem;
+    for (const std::string& name : options.sections) {
+        if (find_section(chapter, name) == nullptr) return unknown_section(chapter, name);
+    }
+    if (options.help || options.list) return "";
+    for (const Section* section : select_sections(chapter, options)) {
+        plans.push_back(Plan{section, options, ""});
+    }
+    problem = check_unused_options(chapter, options, plans);
+    if (problem.empty()) problem = check_section_options(options, plans);
+    if (problem.empty() && !options.csv_dir.empty()) {
+        problem = prepare_csv_dir(options.csv_dir);
+        if (!problem.empty()) problem = "--csv: " + problem;
+    }
+    return problem;
+}
+
+// Prints, once, what each section does instead of a value it cannot use (fit_option).
+void print_notes(std::vector<Plan>& plans) {
+    for (Plan& plan : plans) {
+        if (!plan.note.empty()) std::printf("%s\n", plan.note.c_str());
+        plan.note.clear();
+    }
+}
+
+// Runs the sections in order; counts their verdicts.
+void run_sections(const Chapter& chapter, const std::vector<const Plan*>& to_run, bool pause,
+                  int device, int& passed, int& failed, int& skipped) {
+    for (std::size_t i = 0; i < to_run.size(); ++i) {
+        const Section* section = to_run[i]->section;
+        if (pause && i > 0) pause_after(to_run[i - 1]->section->name);
+        std::printf("\n=== %s/%s: %s ===\n", chapter.name, section->name, section->summary);
+        start_table_group(std::string(chapter.name) + "_" + section->name);
+        Context context(chapter.name, section->name, to_run[i]->options, device);
+        section->run(context);
+        Result result = context.result();
+        if (context.verdicts() != 1) {
+            // A section must end in exactly one verdict; anything else is a bug in the section.
+            std::printf("FAIL %s/%s: the section printed %d verdicts instead of exactly one\n",
+                        chapter.name, section->name, context.verdicts());
+            result = Result::fail;
+        }
+        passed += result == Result::pass;
+        failed += result == Result::fail;
+        skipped += result == Result::skip;
+    }
+}
+
+// The end of a --csv run: how many files went where.
+void report_csv_files(const Options& options) {
+    if (options.csv_dir.empty()) return;
+    const int files = csv_files_written();
+    if (files > 0) {
+        std::printf("\n%d CSV file%s written to %s\n", files, files == 1 ? "" : "s",
+                    absolute_path(options.csv_dir).c_str());
+    } else {
+        // The folder is made with the first table: without one it was not, unless it was there.
+        struct stat info {};
+        const bool there = stat(options.csv_dir.c_str(), &info) == 0;
+        std::printf("\nNo table was printed, so no CSV file was written (%s %s).\n",
+                    absolute_path(options.csv_dir).c_str(), there ? "is as it was" : "was not made");
+    }
 }
 
 }  // namespace
@@ -327,19 +483,8 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
         return run_child_role(chapter, argc, argv);
 
     Options options;
-    std::string problem = parse_options(argc, argv, options);
-    for (const std::string& name : options.sections) {
-        if (problem.empty() && find_section(chapter, name) == nullptr) {
-            problem = "unknown section " + quoted_argument(name) + " (see --list)";
-        }
-    }
-    if (problem.empty() && !options.help && !options.list) {
-        problem = check_section_options(chapter, options, select_sections(chapter, options));
-    }
-    if (problem.empty() && !options.help && !options.list && !options.csv_dir.empty()) {
-        problem = prepare_csv_dir(options.csv_dir);
-        if (!problem.empty()) problem = "--csv: " + problem;
-    }
+    std::vector<Plan> plans;
+    const std::string problem = check_command_line(chapter, argc, argv, options, plans);
     if (!problem.empty()) {
         std::fprintf(stderr, "%s: %s\n", chapter.name, problem.c_str());
         return exit_usage;
@@ -355,10 +500,10 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
         return exit_success;
     }
 
-    const std::vector<const Section*> selected = select_sections(chapter, options);
     std::printf("%s: %s\n", chapter.name, chapter.title);
+    print_notes(plans);
     bool any_needs_device = false;
-    for (const Section* section : selected) any_needs_device |= section->needs_device;
+    for (const Plan& plan : plans) any_needs_device |= plan.section->needs_device;
     int device = -1;
     std::string no_device;
     std::string description = "no GPU used";
@@ -378,50 +523,22 @@ int run_chapter(const Chapter& chapter, int argc, char** argv) {
             "pausing.\n");
     }
     if (device >= 0 && options.size != 0) {
-        const std::string too_big = check_memory(selected, options.size);
+        const std::string too_big = check_memory(options, plans);
         if (!too_big.empty()) {
             std::fprintf(stderr, "%s: %s\n", chapter.name, too_big.c_str());
             return exit_usage;
         }
+        print_notes(plans);
     }
 
     int passed = 0;
     int failed = 0;
     int skipped = 0;
-    const std::vector<const Section*> to_run =
-        sections_to_run(chapter.name, selected, device, no_device, skipped);
-    for (std::size_t i = 0; i < to_run.size(); ++i) {
-        const Section* section = to_run[i];
-        if (pause && i > 0) pause_after(to_run[i - 1]->name);
-        std::printf("\n=== %s/%s: %s ===\n", chapter.name, section->name, section->summary);
-        start_table_group(std::string(chapter.name) + "_" + section->name);
-        Context context(chapter.name, section->name, options, device);
-        section->run(context);
-        Result result = context.result();
-        if (context.verdicts() != 1) {
-            // A section must end in exactly one verdict; anything else is a bug in the section.
-            std::printf("FAIL %s/%s: the section printed %d verdicts instead of exactly one\n",
-                        chapter.name, section->name, context.verdicts());
-            result = Result::fail;
-        }
-        passed += result == Result::pass;
-        failed += result == Result::fail;
-        skipped += result == Result::skip;
-    }
-
+    run_sections(chapter, sections_to_run(chapter.name, plans, device, no_device, skipped), pause,
+                 device, passed, failed, skipped);
     // Destroying the context lets compute-sanitizer's leak check see that everything was freed.
     if (device >= 0) CUDA_CHECK(cudaDeviceReset());
-
-    if (!options.csv_dir.empty()) {
-        const int files = csv_files_written();
-        if (files > 0) {
-            std::printf("\n%d CSV file%s written to %s\n", files, files == 1 ? "" : "s",
-                        absolute_path(options.csv_dir).c_str());
-        } else {
-            std::printf("\nNo table was printed, so no CSV file was written (%s was not made).\n",
-                        absolute_path(options.csv_dir).c_str());
-        }
-    }
+    report_csv_files(options);
     std::printf("\n%s: %d passed, %d failed, %d skipped\n", chapter.name, passed, failed, skipped);
     if (failed > 0) return exit_failure;
     return passed > 0 ? exit_success : exit_skipped;

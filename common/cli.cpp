@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -108,8 +110,11 @@ std::string parse_size(const std::string& text, std::size_t& bytes) {
 }
 
 std::string parse_int(const std::string& text, long min, long max, long& value) {
-    const std::string range = " (expected a whole number from " + std::to_string(min) + " to " +
-                              std::to_string(max) + ")";
+    const std::string range =
+        max == std::numeric_limits<int>::max()
+            ? " (expected a whole number, at least " + std::to_string(min) + ")"
+            : " (expected a whole number from " + std::to_string(min) + " to " +
+                  std::to_string(max) + ")";
     const bool negative = !text.empty() && text[0] == '-';
     std::string digits;
     std::string rest;
@@ -129,35 +134,117 @@ std::string parse_int(const std::string& text, long min, long max, long& value) 
     return "";
 }
 
-std::string prepare_csv_dir(const std::string& dir) {
+namespace {
+
+// The folder above `path`: "." for a bare name, "/" for a name at the root.
+std::string parent_of(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Why `path` is not a folder: "" if it is one, else "'x' does not exist", "'x' is a file, not a
+// folder", ... `exists` says whether anything is there.
+std::string not_a_folder(const std::string& path, bool& exists) {
     struct stat info {};
-    if (stat(dir.c_str(), &info) == 0) {
-        if (!S_ISDIR(info.st_mode)) return quoted_path(dir) + " is not a folder";
-        if (access(dir.c_str(), W_OK | X_OK) != 0) return "cannot write into " + quoted_path(dir);
-        return "";
+    exists = stat(path.c_str(), &info) == 0;
+    if (exists) {
+        if (S_ISDIR(info.st_mode)) return "";
+        return quoted_path(path) + (S_ISREG(info.st_mode) ? " is a file, not a folder"
+                                                          : " is not a folder");
     }
-    // Not there yet: it is made when the first table is written, so its parent must be a folder
-    // this process can write into.
-    std::string parent = dir;
-    while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
-    const std::size_t slash = parent.rfind('/');
-    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
-    if (stat(parent.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-        return "cannot create the folder " + quoted_path(dir) + ": " + quoted_path(parent) +
-               " is not a folder";
-    }
-    if (access(parent.c_str(), W_OK | X_OK) != 0) {
-        return "cannot create the folder " + quoted_path(dir) + ": cannot write into " +
-               quoted_path(parent);
-    }
+    if (errno == ENOENT) return quoted_path(path) + " does not exist";
+    return quoted_path(path) + ": " + std::strerror(errno);  // e.g. part of its path is a file
+}
+
+// Whether this process can make a file in the folder `dir`: it makes one and removes it again
+// (permission bits alone would not tell: root may write anywhere, yet not into /proc or a
+// read-only file system). "" if it can, else the system's reason.
+std::string cannot_make_a_file_in(const std::string& dir) {
+    std::string name = dir + "/.csv-check-XXXXXX";
+    const int fd = mkstemp(name.data());
+    if (fd < 0) return std::strerror(errno);
+    close(fd);
+    unlink(name.c_str());
     return "";
 }
 
+}  // namespace
+
+std::string prepare_csv_dir(const std::string& dir) {
+    bool exists = false;
+    std::string problem = not_a_folder(dir, exists);
+    if (exists) {
+        if (!problem.empty()) return problem;
+        problem = cannot_make_a_file_in(dir);
+        return problem.empty() ? "" : "cannot write into " + quoted_path(dir) + ": " + problem;
+    }
+    // Not there yet: it is made when the first table is written, so it must be possible to make
+    // it in the folder above, which must exist (only the last folder of the path is made).
+    const std::string parent = parent_of(dir);
+    const std::string made = "cannot create the folder " + quoted_path(dir) + ": ";
+    problem = not_a_folder(parent, exists);
+    if (!problem.empty()) {
+        return made + problem + (exists ? "" : " (--csv makes only the last folder of the path)");
+    }
+    if (mkdir(dir.c_str(), 0777) != 0) return made + std::strerror(errno);
+    rmdir(dir.c_str());
+    return "";
+}
+
+// Collapses "//" and "/./", and drops a trailing "/".
+std::string tidy_path(const std::string& path) {
+    std::string tidy;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string::npos) end = path.size();
+        const std::string part = path.substr(start, end - start);
+        if (!part.empty() && part != ".") tidy += (tidy.empty() && path[0] != '/' ? "" : "/") + part;
+        start = end + 1;
+    }
+    if (tidy.empty()) return path.empty() || path[0] != '/' ? "." : "/";
+    return tidy;
+}
+
 std::string absolute_path(const std::string& path) {
-    if (!path.empty() && path[0] == '/') return path;
+    if (!path.empty() && path[0] == '/') return tidy_path(path);
     char here[4096];
-    if (getcwd(here, sizeof here) == nullptr) return path;
-    return std::string(here) + "/" + path;
+    if (getcwd(here, sizeof here) == nullptr) return tidy_path(path);
+    return tidy_path(std::string(here) + "/" + path);
+}
+
+std::string closest_name(const std::string& typed, const std::vector<std::string>& names) {
+    // Optimal string alignment distance: edits of one letter, or two neighbours swapped.
+    const auto distance = [](const std::string& a, const std::string& b) {
+        std::vector<std::vector<std::size_t>> d(a.size() + 1,
+                                                std::vector<std::size_t>(b.size() + 1, 0));
+        for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+        for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                const std::size_t change = a[i - 1] == b[j - 1] ? 0 : 1;
+                d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + change});
+                if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                    d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        return d[a.size()][b.size()];
+    };
+    std::string best;
+    std::size_t best_distance = 0;
+    const std::string lower = lowercase(typed);
+    for (const std::string& name : names) {
+        const std::size_t d = distance(lower, name);
+        if (best.empty() || d < best_distance) {
+            best = name;
+            best_distance = d;
+        }
+    }
+    // Close enough: at most 2 edits, and at most a third of the name (so "ab" never suggests "cd").
+    const std::size_t allowed = std::min<std::size_t>(2, std::max<std::size_t>(1, best.size() / 3));
+    return !best.empty() && best_distance <= allowed ? best : "";
 }
 
 std::string parse_options(int argc, const char* const argv[], Options& options) {
@@ -193,7 +280,7 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             options.pause = true;
         } else if (arg == "--csv") {
             if (value.empty()) problem = "needs a folder";
-            options.csv_dir = value;
+            options.csv_dir = value.empty() ? value : tidy_path(value);
         } else if (arg == "--device") {
             problem = parse_int(value, 0, 1023, number);
             options.device = static_cast<int>(number);
@@ -201,12 +288,18 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             problem = parse_int(value, 1, 1000000, number);
             options.iters = static_cast<int>(number);
         } else if (arg == "--workers") {
-            problem = parse_int(value, 1, 1024, number);
+            // No upper limit here: each section that takes --workers has its own (--help).
+            problem = parse_int(value, 1, std::numeric_limits<int>::max(), number);
             options.workers = static_cast<int>(number);
         } else if (arg == "--size") {
             problem = parse_size(value, options.size);
         } else if (arg.size() > 1 && arg[0] == '-') {
-            return "unknown option " + quoted_argument(arg) + " (see --help)";
+            const std::string closest =
+                closest_name(arg, {"--help", "--list", "--quick", "--pause", "--csv", "--device",
+                                   "--iters", "--workers", "--size"});
+            return "unknown option " + quoted_argument(arg) +
+                   (closest.empty() ? " (see --help)"
+                                    : " (did you mean " + closest + "? --help lists them all)");
         } else {
             options.sections.push_back(arg);
         }

@@ -44,12 +44,20 @@ std::string parse_int(const std::string& text, long min, long max, long& value);
 
 std::string parse_options(int argc, const char* const argv[], Options& options);
 
-// --csv DIR: "" if DIR is a folder this process can write into, or does not exist yet and can
-// be made (its parent is such a folder; the first table written makes it), else the problem
-// ("'x' is not a folder", "cannot write into 'x'"). Creates nothing.
+// The name in `names` closest to `typed` (fewest letters added, removed, changed or swapped), if
+// it is close enough to be a slip of the keyboard ("bandwith" -> "bandwidth"), else "".
+std::string closest_name(const std::string& typed, const std::vector<std::string>& names);
+
+// --csv DIR: "" if DIR is a folder this process can make a file in, or does not exist yet and
+// can be made (the folder above it exists; the first table written makes DIR), else the problem
+// in words ("'x' is a file, not a folder", "cannot create the folder 'x/y': 'x' does not exist",
+// "cannot write into 'x': Permission denied"). It tries: it makes a file or the folder, and
+// removes it again, so that it leaves nothing behind.
 std::string prepare_csv_dir(const std::string& dir);
 
-// The path from the root: as given if it starts with '/', else after the current folder.
+// The path without "//", "/./" or a trailing "/" ("a//b/./c/" -> "a/b/c").
+std::string tidy_path(const std::string& path);
+// The path from the root, tidied: as given if it starts with '/', else after the current folder.
 std::string absolute_path(const std::string& path);
 
 constexpr std::size_t KiB = std::size_t{1} << 10;

@@ -16,9 +16,24 @@ set(csv "${OUT}/csv")
 set(data "${OUT}/data")
 set(fault_sizes 16MiB 64MiB 256MiB 1GiB)
 
+# A command as a shell would need it to run it again: each argument that holds anything but
+# letters, digits and -_./=+:,% in single quotes (a ' inside written '\'').
+function(shell_words out)
+  set(words "")
+  foreach(arg IN LISTS ARGN)
+    if(NOT arg MATCHES "^[A-Za-z0-9_./=+:,%-]+$")
+      string(REPLACE "'" "'\\''" arg "${arg}")
+      set(arg "'${arg}'")
+    endif()
+    list(APPEND words "${arg}")
+  endforeach()
+  string(JOIN " " words ${words})
+  set(${out} "${words}" PARENT_SCOPE)
+endfunction()
+
 # Runs one program; exit codes 0 and 77 (skipped: no GPU, too few GPUs) are fine.
 function(measure)
-  string(JOIN " " command ${ARGN})
+  shell_words(command ${ARGN})
   message("plots: ${command}")
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE code OUTPUT_QUIET)
   if(NOT code EQUAL 0 AND NOT code EQUAL 77)
@@ -202,12 +217,15 @@ if(NOT GNUPLOT)
   return()
 endif()
 get_filename_component(scripts "${CMAKE_CURRENT_LIST_DIR}/../plots" ABSOLUTE)
+# Paths inside gnuplot's single-quoted strings: a ' is written ''.
+string(REPLACE "'" "''" data_in_gnuplot "${data}")
+string(REPLACE "'" "''" out_in_gnuplot "${OUT}")
 foreach(figure bandwidth fault_vs_prefetch grow peer)
   if(NOT EXISTS "${data}/${figure}.dat")
     continue()
   endif()
   execute_process(
-    COMMAND "${GNUPLOT}" -e "data='${data}/${figure}.dat'; out='${OUT}/${figure}.png'"
+    COMMAND "${GNUPLOT}" -e "data='${data_in_gnuplot}/${figure}.dat'; out='${out_in_gnuplot}/${figure}.png'"
             "${scripts}/${figure}.gp"
     WORKING_DIRECTORY "${scripts}"
     RESULT_VARIABLE code)

@@ -2,19 +2,29 @@
 # and prints what CTest's own summary hides: its "100% tests passed" counts a skipped test (a GPU
 # test on a machine without one) as passed. This counts the three apart.
 #
-#   cmake -DBUILD=<build tree> [-DLEFT_OUT=n] -P test_summary.cmake
-# Each test records its outcome in <build>/Testing/outcomes/<test> (common/cmake/outcome.cmake),
-# and CTEST_CUSTOM_PRE_TEST empties that folder first, so the counts are always this run's, with
-# or without a preset, serial or -j, on every CTest version. A test still marked "started" was
-# stopped before it could record an outcome (a timeout): it counts as failed. LEFT_OUT: how many
-# exercise tests a plain ctest left out.
+#   cmake -DBUILD=<build tree> [-DLEFT_OUT=n] [-DSANITIZE_LEFT_OUT=n] -P test_summary.cmake
+# Each test records "<outcome>;<suite>" in <build>/Testing/outcomes/<test>
+# (common/cmake/outcome.cmake), and CTEST_CUSTOM_PRE_TEST empties that folder first, so the counts
+# are always this run's, with or without a preset, serial or -j, on every CTest version. A test
+# still marked "started" was stopped before it could record an outcome (a timeout): it counts as
+# failed. LEFT_OUT: how many exercise tests a plain ctest left out; SANITIZE_LEFT_OUT: how many
+# sanitizer runs beyond the default rule it left out. Each footer is printed only where it
+# applies to the run: the exercises' after a run of more than one suite (not after
+# `--preset host` or `--preset gpu`), the sanitizer's after a run with sanitizer tests.
 file(GLOB outcome_files "${BUILD}/Testing/outcomes/*")
 cmake_minimum_required(VERSION 3.24)  # quoted strings in if() are never variable names
 set(passed 0)
 set(failed 0)
 set(skipped 0)
+set(suites "")
 foreach(file IN LISTS outcome_files)
-  file(READ "${file}" outcome)
+  file(READ "${file}" record)
+  list(GET record 0 outcome)
+  list(LENGTH record fields)
+  if(fields GREATER 1)
+    list(GET record 1 suite)
+    list(APPEND suites ${suite})
+  endif()
   if(outcome STREQUAL "passed")
     math(EXPR passed "${passed} + 1")
   elseif(outcome STREQUAL "skipped")
@@ -23,12 +33,21 @@ foreach(file IN LISTS outcome_files)
     math(EXPR failed "${failed} + 1")
   endif()
 endforeach()
+list(REMOVE_DUPLICATES suites)
+list(LENGTH suites suite_count)
+set(exercises_hint "they fail until you solve the exercise; run them with: TUTORIAL_EXERCISES=1 ctest -L exercise")
 list(LENGTH outcome_files ran)
 if(ran EQUAL 0)
   # ctest -N, or a filter that matched nothing: no test ran, nothing to count.
+  if(LEFT_OUT GREATER 0 OR SANITIZE_LEFT_OUT GREATER 0)
+    message("\nNo test ran. A plain ctest leaves out:")
+  endif()
   if(LEFT_OUT GREATER 0)
-    message("\nNo test ran. A plain ctest leaves out the exercise checks (they fail until you "
-            "solve the exercise); run them with: TUTORIAL_EXERCISES=1 ctest -L exercise")
+    message("- the exercise checks (${exercises_hint})")
+  endif()
+  if(SANITIZE_LEFT_OUT GREATER 0)
+    message("- the sanitizer runs beyond the default rule (every one: TUTORIAL_SANITIZE_FULL=1 "
+            "ctest -L sanitize)")
   endif()
   return()
 endif()
@@ -36,9 +55,15 @@ message("\nIn plain numbers (CTest's \"tests passed\" above includes the skipped
         "tests: ${passed} passed, ${failed} failed, ${skipped} skipped")
 if(skipped GREATER 0)
   message("Skipped means not run here: no usable GPU, too few GPUs, or a tool or capability "
-          "missing (each test's output says which).")
+          "missing. CTest shows a skipped test's reason only with -V: ctest -V -R <test name>, "
+          "or read Testing/Temporary/LastTest.log.")
 endif()
-if(LEFT_OUT GREATER 0)
-  message("A plain ctest leaves out the ${LEFT_OUT} exercise checks (they fail until you solve "
-          "the exercise); run them with: TUTORIAL_EXERCISES=1 ctest -L exercise")
+if(LEFT_OUT GREATER 0 AND suite_count GREATER 1)
+  message("The exercise checks were left out (${LEFT_OUT} in this build: ${exercises_hint}).")
+endif()
+if(SANITIZE_LEFT_OUT GREATER 0 AND "sanitize" IN_LIST suites)
+  message("compute-sanitizer ran memcheck on every GPU test, and racecheck, synccheck and "
+          "initcheck only where a section has shared memory, barriers or memory left unwritten "
+          "(README, Tests); all four on every test: ctest --preset sanitize-full, or "
+          "TUTORIAL_SANITIZE_FULL=1 ctest -L sanitize.")
 endif()

@@ -10,6 +10,24 @@
 include_guard(GLOBAL)
 
 cmake_path(SET TUTORIAL_ROOT NORMALIZE "${CMAKE_CURRENT_LIST_DIR}/../..")
+string(REGEX REPLACE "(.)/$" "\\1" TUTORIAL_ROOT "${TUTORIAL_ROOT}")  # no trailing slash: no "//"
+
+# nvcc hands the host compiler its include folders and -Xcompiler values through a shell, and
+# nvcc 13.0 mangles two characters there: an apostrophe (-I"...learner\'s...": the folder is not
+# found) and a comma (-Xcompiler splits its value at commas). So the course's own folder reaches
+# the host compiler inside double quotes, through -Xcompiler (tutorial_compile_options), which
+# nvcc passes on as written. Inside double quotes the shell still reads " \ $ and `, and CMake
+# splits lists at ";": a clone whose path has one of those cannot build, and is refused here.
+string(REGEX MATCH "[\"\\\\$`;\n]" _tutorial_bad_character "${TUTORIAL_ROOT}")
+if(_tutorial_bad_character)
+  set(_tutorial_shown "the character ${_tutorial_bad_character}")
+  if(_tutorial_bad_character STREQUAL "\n")
+    set(_tutorial_shown "a line break")
+  endif()
+  message(FATAL_ERROR "The course's folder has ${_tutorial_shown} in its path, which nvcc cannot "
+    "pass on to the host compiler (${TUTORIAL_ROOT}): clone or move the course to a folder whose "
+    "path has none of \" \\ $ ` ; (spaces, apostrophes and commas are fine).")
+endif()
 
 # The CUDA compiler, before project() looks for it: without nvcc on the PATH CMake would only say
 # "No CMAKE_CUDA_COMPILER could be found". Look where the CUDA Toolkit usually installs it, use it
@@ -80,16 +98,28 @@ option(TUTORIAL_WARNINGS_AS_ERRORS "Treat compiler warnings as errors (on when C
        ${_tutorial_werror_default})
 
 # Warnings for host code compiled by the C++ compiler and for the host half of .cu files;
-# -lineinfo lets compute-sanitizer name the source line of a bad access.
+# -lineinfo lets compute-sanitizer name the source line of a bad access. Source paths in what the
+# programs print (__FILE__ in CUDA_CHECK's message) are relative to the course's folder,
+# "02_pinned/error_checks.cpp:46: ...", wherever it was cloned; nvcc gets that option through
+# -Xcompiler in double quotes, as it gets the include folder (common/CMakeLists.txt).
 function(tutorial_compile_options target)
+  _tutorial_genex_value(prefix_map "-fmacro-prefix-map=${TUTORIAL_ROOT}/=")
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
-    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -lineinfo>)
+    "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra;${prefix_map}>"
+    "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra;-lineinfo;-Xcompiler=\"${prefix_map}\">")
   if(TUTORIAL_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE
       $<$<COMPILE_LANGUAGE:CXX>:-Werror>
       $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
   endif()
+endfunction()
+
+# TEXT as it can stand in a generator expression's value ("," ">" ";" would split or end it).
+function(_tutorial_genex_value out text)
+  string(REPLACE ">" "$<ANGLE-R>" text "${text}")
+  string(REPLACE "," "$<COMMA>" text "${text}")
+  string(REPLACE ";" "$<SEMICOLON>" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
 # One chapter: the executable <name> linked with common/, plus the host tests every chapter has
@@ -163,8 +193,11 @@ endfunction()
 #   LABELS ...       more labels, e.g. multi_gpu
 #   ENVIRONMENT ...  VAR=value pairs for the test
 #   TIMEOUT s        default 60 (host tests 30)
-#   SANITIZE ...     compute-sanitizer tools for the `sanitize` suite (default: all four)
+#   SANITIZE ...     the compute-sanitizer tools this test may run under (default: all four);
+#                    which of them the default `sanitize` suite runs: _tutorial_sanitizer_tools
 #   NO_SANITIZE      keep this GPU test out of the `sanitize` suite
+#   SOURCE file      the file (relative to the chapter) the test's section is written in, where
+#                    it is not <section>.cu/.cpp: what the sanitizer rule reads
 #   RUN_SERIAL       run alone, never beside other tests (for tests that read device-wide state,
 #                    such as the free memory cudaMemGetInfo reports)
 #   TIMING           the test judges timings, so it runs alone (RUN_SERIAL) in the `gpu` suite
@@ -176,7 +209,7 @@ endfunction()
 #                    that a starter, which fails until solved, stays out of the gpu suite)
 function(tutorial_add_test chapter test)
   cmake_parse_arguments(PARSE_ARGV 2 arg "HOST;FAULT;NO_SANITIZE;RUN_SERIAL;EXERCISE;TIMING"
-                        "EXIT_CODE;TIMEOUT;PROGRAM" "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
+                        "EXIT_CODE;TIMEOUT;PROGRAM;SOURCE" "ARGS;EXPECT;LABELS;ENVIRONMENT;SANITIZE")
   if(NOT arg_EXPECT)
     message(FATAL_ERROR "tutorial_add_test(${chapter} ${test}): give at least one EXPECT pattern")
   endif()
@@ -213,7 +246,7 @@ function(tutorial_add_test chapter test)
   # measure the other test too (ctest -j 4 once made an 8x claim measure 1.96x). The sanitized
   # runs below judge no timing, so they may run side by side.
   if(NOT arg_HOST AND NOT arg_TIMING)
-    _tutorial_times_gpu_work(arg_TIMING "${arg_PROGRAM}" "${arg_ARGS}")
+    _tutorial_times_gpu_work(arg_TIMING "${arg_PROGRAM}" "${arg_ARGS}" "${arg_SOURCE}")
   endif()
   if(arg_RUN_SERIAL OR arg_TIMING)
     _tutorial_run_alone(${chapter}.${test})
@@ -235,6 +268,7 @@ function(tutorial_add_test chapter test)
   if(NOT tools)
     set(tools memcheck racecheck initcheck synccheck)
   endif()
+  _tutorial_sanitizer_tools(default_tools "${arg_PROGRAM}" "${arg_ARGS}" "${arg_SOURCE}")
   foreach(tool IN LISTS tools)
     # Only the test's own process is checked: child processes started by a section exist to
     # demonstrate errors (a wrong copy kind, an illegal address) and would count as failures.
@@ -272,6 +306,12 @@ function(tutorial_add_test chapter test)
       list(APPEND expect "LEAK SUMMARY: [0-9]+ bytes leaked in ${allowed_text} allocation")
     endif()
     set(labels ${chapter} sanitize ${tool} ${arg_LABELS})
+    if(NOT tool IN_LIST default_tools)
+      # Only in the full sweep: a plain ctest and the default presets leave it out
+      # (common/CMakeLists.txt), unless TUTORIAL_SANITIZE_FULL is set.
+      list(APPEND labels sanitize_extra)
+      set_property(GLOBAL APPEND PROPERTY TUTORIAL_SANITIZE_EXTRA_TESTS ${chapter}.${test}.${tool})
+    endif()
     _tutorial_register_test(${chapter}.${test}.${tool} ${arg_PROGRAM} "${launcher}" "${arg_ARGS}"
                             "${expect}" ${arg_EXIT_CODE} ${timeout} "${labels}"
                             "${sanitized_environment}" ${allowed_arg})
@@ -335,7 +375,7 @@ function(tutorial_add_compile_test chapter test)
                    "-DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/${arg_SOURCE}"
                    "-DOBJECT=${CMAKE_CURRENT_BINARY_DIR}/${chapter}.${test}.o"
                    "-DEXPECT=${expect}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes"
-                   -DTEST_NAME=${chapter}.${test}
+                   -DTEST_NAME=${chapter}.${test} -DSUITE=host "-DROOT=${TUTORIAL_ROOT}"
                    -P "${TUTORIAL_ROOT}/common/cmake/compile_test.cmake")
   set_tests_properties(${chapter}.${test} PROPERTIES LABELS "${chapter};host;build" TIMEOUT 60)
 endfunction()
@@ -348,10 +388,45 @@ function(_tutorial_run_alone name)
   set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE COST 1000)
 endfunction()
 
-# Whether the section a test runs (the first of its ARGS; "check" for an exercise) times GPU work:
-# its file makes a timing claim (at_least, at_most, Evidence::timing) or uses a timer or a busy
-# kernel of known duration.
-function(_tutorial_times_gpu_work result program args)
+# The compute-sanitizer tools the default `sanitize` suite runs on a test; the others run only in
+# the full sweep (`ctest --preset sanitize-full`, or TUTORIAL_SANITIZE_FULL=1), which
+# .ci/gpu-verify runs. The rule, read from the section's file (as _tutorial_times_gpu_work does):
+#   memcheck, with leak checking: every test.
+#   racecheck and synccheck: they examine shared memory and barriers only, so only where a kernel
+#     with them is written: the file declares __shared__ or calls __syncthreads, __syncwarp or
+#     cooperative groups. Today that is common/patterns.cu's sum kernel alone, which every caller
+#     runs the same way: common_tests.pattern_kernels runs it (SOURCE ../patterns.cu).
+#   initcheck: where memory whose contents are undefined until written is mapped, reused or
+#     discarded: the file calls cuMemCreate, cuMemMap, cudaMallocAsync, cudaMallocFromPoolAsync,
+#     a graph memory node, cuMemImportFromShareableHandle or cudaMemDiscard...
+function(_tutorial_sanitizer_tools result program args source)
+  set(tools memcheck)
+  _tutorial_section_files(files "${program}" "${args}" "${source}")
+  foreach(file IN LISTS files)
+    if(EXISTS "${file}")
+      file(STRINGS "${file}" barrier_lines
+           REGEX "__shared__|__syncthreads|__syncwarp|cooperative_groups")
+      if(barrier_lines)
+        list(APPEND tools racecheck synccheck)
+      endif()
+      file(STRINGS "${file}" undefined_lines
+           REGEX "cuMemCreate|cuMemMap|cudaMallocAsync|cudaMallocFromPoolAsync|MemAllocNode|cuMemImportFromShareableHandle|cudaMemDiscard")
+      if(undefined_lines)
+        list(APPEND tools initcheck)
+      endif()
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES tools)
+  set(${result} ${tools} PARENT_SCOPE)
+endfunction()
+
+# The files a test's section is written in: SOURCE if given; else <section>.cu or .cpp for the
+# first of its ARGS, or an exercise's check for "check".
+function(_tutorial_section_files result program args source)
+  if(source)
+    set(${result} "${CMAKE_CURRENT_SOURCE_DIR}/${source}" PARENT_SCOPE)
+    return()
+  endif()
   list(GET args 0 section)
   set(files "")
   if(section STREQUAL "check" AND program MATCHES "^ex[0-9][0-9]_(.+)$")
@@ -359,6 +434,15 @@ function(_tutorial_times_gpu_work result program args)
   elseif(NOT section MATCHES "^-")
     set(files "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cu" "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cpp")
   endif()
+  set(${result} "${files}" PARENT_SCOPE)
+endfunction()
+
+# Whether the section a test runs (the first of its ARGS; "check" for an exercise) times GPU work:
+# its file makes a timing claim (at_least, at_most, Evidence::timing) or uses a timer or a busy
+# kernel of known duration.
+function(_tutorial_times_gpu_work result program args source)
+  list(GET args 0 section)
+  _tutorial_section_files(files "${program}" "${args}" "${source}")
   foreach(file IN LISTS files)
     if(EXISTS "${file}")
       file(STRINGS "${file}" timing_lines
@@ -386,6 +470,14 @@ function(_tutorial_register_test name target launcher args expect exit_code time
   if(NOT "host" IN_LIST labels)
     set(gpu_slots "-DGPU_SLOTS=${CMAKE_BINARY_DIR}/Testing/gpu-slots")
   endif()
+  # The suite it belongs to, recorded with its outcome for the summary after the run.
+  set(suite gpu)
+  foreach(label sanitize host exercise)
+    if(label IN_LIST labels)
+      set(suite ${label})
+      break()
+    endif()
+  endforeach()
   # Lists travel to the runner script as single -D values: escape their separators.
   foreach(list_var launcher args expect)
     string(REPLACE ";" "\\;" ${list_var} "${${list_var}}")
@@ -394,7 +486,7 @@ function(_tutorial_register_test name target launcher args expect exit_code time
            COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${target}>" "-DLAUNCHER=${launcher}"
                    "-DARGS=${args}" "-DEXPECT=${expect}" "-DEXIT_CODE=${exit_code}"
                    "-DALLOWED_ERRORS=${allowed_errors}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes"
-                   -DTEST_NAME=${name} ${gpu_slots}
+                   -DTEST_NAME=${name} -DSUITE=${suite} ${gpu_slots}
                    -P "${TUTORIAL_ROOT}/common/cmake/run_test.cmake")
   set_tests_properties(${name} PROPERTIES
     LABELS "${labels}"
@@ -414,7 +506,7 @@ function(tutorial_add_csv_test chapter section)
   add_test(NAME ${chapter}.csv_files
     COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${chapter}>" "-DARGS=${section};--quick"
             "-DDIR=${dir}" "-DOUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes"
-            -DTEST_NAME=${chapter}.csv_files
+            -DTEST_NAME=${chapter}.csv_files -DSUITE=gpu
             -P "${TUTORIAL_ROOT}/common/cmake/check_csv.cmake")
   _tutorial_run_alone(${chapter}.csv_files)
   set_tests_properties(${chapter}.csv_files PROPERTIES LABELS "${chapter};gpu"

@@ -12,13 +12,22 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 int main(int argc, char** argv) {
+    const char* usage =
+        "usage: hold_gpu_memory GIB_TO_LEAVE_FREE (for example 8 or 2.5)\n"
+        "Holds all of device 0's free memory but GIB_TO_LEAVE_FREE until it is killed, so that\n"
+        "the course can be tried as on a smaller GPU (CUDA_VISIBLE_DEVICES picks the device).\n";
+    if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+        std::printf("%s", usage);
+        return 0;
+    }
     char* end = nullptr;
     const double leave_gib = argc == 2 ? std::strtod(argv[1], &end) : -1.0;
     if (argc != 2 || end == argv[1] || *end != '\0' || leave_gib < 0.0) {
-        std::fprintf(stderr, "usage: hold_gpu_memory GIB_TO_LEAVE_FREE (for example 8 or 2.5)\n");
+        std::fprintf(stderr, "%s", usage);
         return 2;
     }
     std::size_t free_bytes = 0, total = 0;

@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
             // Its limit is far above any GPU's memory, so that the tests reach the device's own.
             Section{"device_memory", "free_device_memory around a cudaMalloc of --size",
                     test_device_memory, Takes{}.size(MiB, std::size_t{64} << 40)},
+            Section{"pattern_kernels", "fill, mismatch count and sum kernels against the formula",
+                    test_pattern_kernels},
         },
         {
             {"exit", child_exit},

@@ -19,6 +19,7 @@ tutorial::Result test_median(tutorial::Context& ctx);
 tutorial::Result test_event_timer(tutorial::Context& ctx);
 tutorial::Result test_driver_calls(tutorial::Context& ctx);
 tutorial::Result test_device_memory(tutorial::Context& ctx);
+tutorial::Result test_pattern_kernels(tutorial::Context& ctx);
 
 // Child roles the tests start.
 int child_exit(const std::vector<std::string>& args);
