@@ -102,8 +102,10 @@ bool as_documented(const Probe& probe, cudaError_t status, const cudaPointerAttr
     if (status != cudaSuccess || a.type != probe.expected) return false;
     switch (probe.expected) {
         case cudaMemoryTypeDevice:
+            // hostPointer is NULL where the host cannot reach device memory directly (a PCIe
+            // host); a hardware-coherent host may reach it, at the same address.
             return a.device == device && a.devicePointer == probe.pointer &&
-                   a.hostPointer == nullptr;
+                   (a.hostPointer == nullptr || a.hostPointer == probe.pointer);
         case cudaMemoryTypeHost:
             return a.device == device && a.hostPointer == probe.pointer &&
                    a.devicePointer != nullptr &&
@@ -129,7 +131,7 @@ struct Tally {
 };
 
 // Asks cudaPointerGetAttributes about one pointer of every kind and prints what it answers.
-Tally probe_every_kind(int device, bool registered_same_address) {
+Tally probe_every_kind(int device, bool registered_same_address, bool pageable_access) {
     const Allocations m;
     int on_the_stack[16] = {};
     const DeviceAddress registered =
@@ -165,7 +167,8 @@ Tally probe_every_kind(int device, bool registered_same_address) {
         t.wrong += ok ? 0 : 1;
         if (probe.expected == cudaMemoryTypeUnregistered) {
             ++t.foreign;
-            t.foreign_ok += ok && a.devicePointer == nullptr;  // no device address for it
+            // No device address for it, unless the device reaches pageable memory directly.
+            t.foreign_ok += ok && (a.devicePointer == nullptr || pageable_access);
         } else {
             ++t.cuda_owned;
             t.cuda_owned_ok += ok;
@@ -213,28 +216,35 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
         "belongs to.\n\n",
         uva);
 
-    const Tally t =
-        probe_every_kind(ctx.device, tutorial::every_device_uses_host_pointer_for_registered());
-    ctx.claim(tutorial::observed(
+    const bool pageable_access =
+        tutorial::device_attribute(ctx.device, cudaDevAttrPageableMemoryAccess) == 1;
+    const Tally t = probe_every_kind(
+        ctx.device, tutorial::every_device_uses_host_pointer_for_registered(), pageable_access);
+    ctx.claim(tutorial::documented(
         "from the address alone, CUDA names the type and device of every allocation it made",
         t.cuda_owned_ok == t.cuda_owned,
         tutorial::format("%d of %d CUDA allocations reported as documented", t.cuda_owned_ok,
                          t.cuda_owned),
-        "this driver predates unified addressing, or an allocation was made on another device"));
-    ctx.claim(tutorial::observed(
+        "this driver predates unified addressing, or an allocation was made on another device",
+        "Runtime API reference: cudaPointerGetAttributes; cudaMallocManaged"));
+    ctx.claim(tutorial::documented(
         "pinned memory the Runtime API reference gives one address has it: devicePointer == the "
         "host pointer",
         t.pinned > 0 && t.pinned_one_address == t.pinned,
         tutorial::format("%d of %d pinned buffers", t.pinned_one_address, t.pinned),
         "the driver maps pinned memory at a separate device address, against the reference's "
-        "section Unified Addressing"));
-    ctx.claim(tutorial::observed(
+        "section Unified Addressing",
+        "Runtime API reference: Unified Addressing (Automatic Mapping of Host Allocated Host "
+        "Memory); cudaHostRegister (where every device has canUseHostPointerForRegisteredMem = "
+        "1)"));
+    ctx.claim(tutorial::documented(
         "asking about memory CUDA never saw is not an error: it is cudaMemoryTypeUnregistered",
         t.foreign_ok == t.foreign,
-        tutorial::format("%d of %d malloc/new/stack pointers: cudaSuccess, unregistered, no "
-                         "device pointer",
-                         t.foreign_ok, t.foreign),
-        "a CUDA runtime older than 11.0, which returned cudaErrorInvalidValue here"));
+        tutorial::format("%d of %d malloc/new/stack pointers: cudaSuccess, unregistered%s",
+                         t.foreign_ok, t.foreign, pageable_access ? "" : ", no device pointer"),
+        "a CUDA runtime older than 11.0, which returned cudaErrorInvalidValue here",
+        "Runtime API reference: cudaPointerGetAttributes (from CUDA 11.0 a host pointer CUDA "
+        "does not know is cudaMemoryTypeUnregistered, with cudaSuccess)"));
     const int total = t.cuda_owned + t.foreign;
     return ctx.verdict(t.wrong == 0,
                        tutorial::format("%d of %d pointer kinds report the documented type, "

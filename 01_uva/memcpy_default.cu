@@ -1,7 +1,7 @@
 // Section `memcpy_default`: under UVA, cudaMemcpyDefault works out the direction of every copy
-// from the two addresses. An explicit kind that contradicts them is outside the documented
-// contract (what happens is this driver's choice); only a value that is no kind at all is a
-// documented error (cudaErrorInvalidMemcpyDirection).
+// from the two addresses. An explicit kind that contradicts them is undefined behaviour by the
+// cudaMemcpy entry (what happens is this driver's choice); only a value that is no kind at all
+// has a documented error (cudaErrorInvalidMemcpyDirection).
 #include "common/check.hpp"
 #include "common/child.hpp"
 #include "common/patterns.hpp"
@@ -131,20 +131,27 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
     std::printf(
         "\nThe Runtime API reference (cudaMemcpy) documents one refusal: a value that is no\n"
         "cudaMemcpyKind (cudaErrorInvalidMemcpyDirection). A kind that contradicts the addresses\n"
-        "is outside the contract: this driver copied anyway between two CUDA allocations and\n"
-        "refused pageable memory named as device memory (observed, driver 580), but no program\n"
+        "is undefined behaviour: this driver copied anyway between two CUDA allocations and\n"
+        "refused pageable memory named as device memory (observed on %s), but no program\n"
         "may rely on either; another driver may do otherwise. Without UVA the kind is all the\n"
-        "runtime has, so a wrong one copies garbage or crashes: write cudaMemcpyDefault.\n\n");
-    ctx.claim(tutorial::observed(
+        "runtime has, so a wrong one copies garbage or crashes: write cudaMemcpyDefault.\n\n",
+        tutorial::this_driver().c_str());
+    ctx.claim(tutorial::documented(
         "cudaMemcpyDefault finds the direction from the addresses for all 16 pairs of kinds",
         bad_pairs == 0, tutorial::format("%d of 16 pairs arrived intact", 16 - bad_pairs),
-        "this system has no unified addressing, so the runtime cannot tell the kinds apart"));
-    ctx.claim(tutorial::observed(
-        "a value that is no cudaMemcpyKind is refused, as documented, and nothing is copied",
-        child.succeeded(), "the child " + child.describe(),
-        "this runtime treats an invalid kind differently; the child's lines say how"));
-    return ctx.verdict(bad_pairs == 0 && child.succeeded(),
-                       tutorial::format("%d of 16 cudaMemcpyDefault pairs verified; the "
-                                        "documented refusal seen (%s)",
-                                        16 - bad_pairs, child.describe().c_str()));
+        "this system has no unified addressing, so the runtime cannot tell the kinds apart",
+        "Runtime API reference: cudaMemcpy (cudaMemcpyDefault infers the direction from the "
+        "pointer values); Programming Guide, Unified Virtual Address Space"));
+    // The child's line for kind 7 reads "<call> -> <error>, data ...": the error is the answer.
+    const std::string no_such_kind = tutorial::child_answer(child, "kind 7 (no such kind)");
+    const std::string returned = no_such_kind.substr(0, no_such_kind.find(','));
+    ctx.claim(tutorial::documented_error(
+        "a value that is no cudaMemcpyKind is refused with cudaErrorInvalidMemcpyDirection",
+        returned, "cudaErrorInvalidMemcpyDirection",
+        "this runtime treats an invalid kind differently; the child's lines say how",
+        "Runtime API reference: cudaMemcpy (the kind must be a cudaMemcpyKind)"));
+    return ctx.verdict(bad_pairs == 0 && returned == "cudaErrorInvalidMemcpyDirection",
+                       tutorial::format("%d of 16 cudaMemcpyDefault pairs verified; a kind that "
+                                        "is none refused with %s",
+                                        16 - bad_pairs, returned.c_str()));
 }

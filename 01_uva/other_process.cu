@@ -20,6 +20,7 @@ constexpr std::size_t count = 1 << 20;
 struct Use {
     cudaError_t query;
     cudaMemoryType type;
+    const void* mine;  // the child's own buffer: by chance it could land at the same address
     cudaError_t launch, finish, after;
 };
 
@@ -40,6 +41,7 @@ Use use_foreign_pointer(const std::uint32_t* foreign) {
     r.type = attributes.type;
     std::uint32_t* mine = nullptr;
     CUDA_CHECK(cudaMalloc(&mine, count * sizeof *mine));
+    r.mine = mine;
     copy_kernel<<<256, 256>>>(foreign, mine, count);
     r.launch = cudaGetLastError();
     r.finish = cudaDeviceSynchronize();
@@ -63,6 +65,8 @@ int child_use_foreign_pointer(const std::vector<std::string>& args) {
     std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(r.query),
                 r.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
                                                      : "something CUDA knows");
+    std::printf("its own cudaMalloc returned %p, %s\n", r.mine,
+                r.mine == foreign ? "the same address as the one received" : "another address");
     std::printf("a kernel reading it: launch %s, then cudaDeviceSynchronize returned %s (%s)\n",
                 cudaGetErrorName(r.launch), cudaGetErrorName(r.finish),
                 cudaGetErrorString(r.finish));
@@ -99,30 +103,50 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
         wrong);
 
     const bool unknown_there =
-        child.exited && child.output.find("cudaMemoryTypeUnregistered") != std::string::npos;
+        child.exited && child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos;
     const bool kernel_faulted =
         child.exited && child.exit_code == 3 &&
         child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
     const bool sticky =
         child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
+    // The child's own buffer at the parent's address would make the kernel read the child's own
+    // memory: then there is nothing foreign to read, and the fault is not judged.
+    const bool same_address =
+        child.output.find("the same address as the one received") != std::string::npos;
+    ctx.claim(tutorial::documented(
+        "in another process this address is not CUDA memory", unknown_there,
+        unknown_there ? "cudaPointerGetAttributes there: unregistered" : "known there",
+        "the two processes share one address space through some other mechanism",
+        "Programming Guide, Unified Virtual Address Space (a device pointer is not valid outside "
+        "its process); Runtime API reference: cudaPointerGetAttributes"));
     ctx.claim(tutorial::observed(
-        "in another process this address is not CUDA memory, and a kernel reading it faults",
-        unknown_there && kernel_faulted,
-        std::string(unknown_there ? "unregistered there" : "known there") + ", the kernel " +
-            (kernel_faulted ? "failed with cudaErrorIllegalAddress" : "did not fail that way"),
-        "the two processes share one address space through some other mechanism"));
-    ctx.claim(tutorial::observed(
-        "after an illegal address the child's context is lost: its next call fails the same way",
-        sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
-        "the kernel did not fault, so there was no error to keep"));
+                  "a kernel reading another process's address faults with cudaErrorIllegalAddress",
+                  kernel_faulted,
+                  kernel_faulted ? "the kernel failed with cudaErrorIllegalAddress"
+                                 : "the child " + child.describe() + ", not with that error",
+                  "a kernel's access to memory its process never allocated is undefined "
+                  "behaviour: no entry names the error it gets"),
+              same_address ? "the child's own cudaMalloc returned the parent's address, so its "
+                             "kernel read the child's own memory"
+                           : "");
+    ctx.claim(tutorial::documented(
+                  "after an illegal address the child's context is lost: its next call fails the "
+                  "same way",
+                  sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
+                  "the driver recovered the context after the fault",
+                  "Runtime API reference: cudaErrorIllegalAddress (enum cudaError: the process is "
+                  "left in an inconsistent state and further CUDA work returns the same error)"),
+              kernel_faulted ? "" : "the kernel did not fault, so there was no error to keep");
     ctx.claim(tutorial::observed(
         "the other process's fault leaves this one's context working: a kernel here reads the "
         "buffer intact",
         here == cudaSuccess && wrong == 0,
         tutorial::format("cudaDeviceSynchronize: %s; %zu of %zu values wrong",
                          cudaGetErrorName(here), wrong, count),
-        "the fault reset the GPU, which ends every process's context"));
-    return ctx.verdict(unknown_there && kernel_faulted && wrong == 0,
-                       "the child saw an unregistered address and its kernel failed with "
-                       "cudaErrorIllegalAddress; the parent's buffer is intact");
+        "the reference says a fault leaves the faulting process unusable and nothing of other "
+        "processes (under MPS one client's fault ends every client's work)"));
+    return ctx.verdict(unknown_there && (sticky || !kernel_faulted),
+                       "the child's CUDA did not know the address, and its fault stuck to its "
+                       "context; the fault itself and this process's intact buffer are what this "
+                       "driver did");
 }

@@ -249,7 +249,10 @@ BandwidthResult measure_bandwidth(int gpus, std::size_t count, int copies, int r
 }
 
 // NVLink's limit one way, for the GPUs whose links this program knows: an H100 or H200 SXM has 18
-// NVLink 4 links of 26.5625 GB/s each way. 0 where the GPU is another model.
+// NVLink 4 links, each 26.5625 GB/s one way as `nvidia-smi nvlink --status` reports it (the line
+// rate). NVIDIA's published figure, 900 GB/s both ways or 450 GB/s one way, counts 25 GB/s a
+// link. The program takes the larger line rate, so its percentages are the stricter ones: a
+// copy at 70% of 478 GB/s is 74% of 450. 0 where the GPU is another model.
 double nvlink_limit_gbps(int device) {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -346,7 +349,9 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
         "%d back to back, held behind a waiting kernel until all are queued; medians of %d runs.\n"
         "NVLink limit one way: %s.\n\n",
         gpus, tutorial::format_bytes(bytes).c_str(), copies, runs,
-        limit > 0 ? "18 links x 26.5625 GB/s = 478 GB/s (H100/H200 SXM)"
+        limit > 0 ? "18 links x 26.5625 GB/s = 478 GB/s (H100/H200 SXM: the line rate\n"
+                    "nvidia-smi nvlink --status shows per link; NVIDIA's published 450 GB/s\n"
+                    "counts 25 GB/s a link, so the percentages here are of the higher ceiling)"
                   : "not known for this GPU model (no percentages)");
     const BandwidthResult r =
         measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);

@@ -70,18 +70,23 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
 
     CUDA_CHECK(cudaEventDestroy(done));
     CUDA_CHECK(cudaFree(buffer));
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "a device pointer and an event made by one host thread work in another", wrong == 0,
         tutorial::format("the worker's kernel wrote %zu of %zu values right", count - wrong, count),
-        "the worker used another device than the one the buffer lives on"));
-    ctx.claim(tutorial::observed(
+        "the worker used another device than the one the buffer lives on",
+        "Programming Guide, Unified Virtual Address Space (a device pointer or event handle "
+        "made by one host thread may be used by any other thread of the process)"));
+    ctx.claim(tutorial::documented(
                   "the current device belongs to the host thread: a new thread starts on device "
                   "0 while the main thread stands on another",
                   before == 0,
                   tutorial::format("the main thread on device %d, the worker's cudaGetDevice "
                                    "said %d",
                                    main_device, before),
-                  "the current device is shared by the process's threads"),
+                  "the current device is shared by the process's threads",
+                  "Runtime API reference: cudaSetDevice, cudaGetDevice (the current device of "
+                  "the calling host thread); Programming Guide, Device Selection (device 0 "
+                  "until cudaSetDevice is called)"),
               main_device == 0 ? "with one GPU the main thread is on device 0 too, so a "
                                  "process-wide current device would also read 0"
                                : "");

@@ -86,17 +86,20 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
         "\nThe runtime knows nothing about memory from new[] (\"unregistered\"): the first copy\n"
         "had to stage it through a pinned buffer of the driver's own. The pinned buffer is\n"
         "known to CUDA as host memory, so the copy engine wrote into it directly.\n\n");
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "CUDA knows pinned memory as host memory and memory from new[] not at all",
         device_type == "cudaMemoryTypeDevice" && host_type == "cudaMemoryTypeUnregistered" &&
             pinned_type == "cudaMemoryTypeHost",
         "device: " + device_type + ", new[]: " + host_type + ", pinned: " + pinned_type,
-        "a system where malloc'd memory is registered with CUDA (HMM or ATS)"));
-    ctx.claim(tutorial::observed(
+        "a system where malloc'd memory is registered with CUDA (HMM or ATS)",
+        "Runtime API reference: cudaPointerGetAttributes (cudaMemoryTypeHost for registered "
+        "host memory, cudaMemoryTypeUnregistered for host memory CUDA does not know)"));
+    ctx.claim(tutorial::documented(
         "a value carried pageable -> device -> pinned arrives unchanged",
         value == 520.25f && wrong == 0,
         tutorial::format("memory_page_locked[2] = %g, %d of %d values differ", value, wrong, count),
-        "a copy that did not complete, or went to the wrong buffer"));
+        "a copy that did not complete, or went to the wrong buffer",
+        "Runtime API reference: cudaMemcpy"));
     return ctx.verdict(value == 520.25f && wrong == 0,
                        tutorial::format("memory_page_locked[2] == 520.25 and all %d values "
                                         "survived pageable -> device -> pinned",

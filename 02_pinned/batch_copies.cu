@@ -241,10 +241,11 @@ tutorial::Result run_batch_copies(tutorial::Context& ctx) {
         "from pinned memory, the batch takes at most 1.25 times the loop's time (loop / batch)",
         r.ways[0].ms / r.ways[1].ms, 0.8, "x", "the batch call costs more than its copies"));
     const std::string unset = tutorial::child_answer(misuse, "srcAccessOrder left unset");
-    ctx.claim(
-        tutorial::observed("every copy of a batch needs attributes with a valid srcAccessOrder",
-                           unset == "cudaErrorInvalidValue", "left unset: " + unset,
-                           "this driver accepts copies with no access order"));
+    ctx.claim(tutorial::documented_error(
+        "every copy of a batch needs attributes with a valid srcAccessOrder", unset,
+        "cudaErrorInvalidValue", "this driver accepts copies with no access order",
+        "Runtime API reference: cudaMemcpyBatchAsync (each copy must have valid attributes, "
+        "srcAccessOrder included, or the call returns cudaErrorInvalidValue)"));
     return ctx.verdict(wrong == 0 && misuse.succeeded(),
                        format("every destination piece held its source piece, %zu ways x %zu "
                               "pieces",

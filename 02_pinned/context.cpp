@@ -128,24 +128,31 @@ tutorial::Result run_context(tutorial::Context& ctx) {
         "call that needs a device creates device 0's primary context.\n\n");
     const bool queries_inactive =
         s.before == "inactive" && s.after_count == "inactive" && s.after_properties == "inactive";
-    const bool set_device_creates = queries_inactive && s.after_set_device == "active";
+    const bool set_device_creates = s.after_set_device == "active";
     const bool malloc_creates =
         s.implicit_before == "inactive" && s.implicit_after_malloc == "active";
+    ctx.claim(tutorial::documented(
+        "cudaSetDevice creates the device's primary context", set_device_creates,
+        "after cudaSetDevice: " + s.after_set_device,
+        "this runtime creates the context lazily (CUDA 11 behaviour)",
+        "Runtime API reference: cudaSetDevice (it initializes the runtime state on the device's "
+        "primary context at once)"));
     ctx.claim(tutorial::observed(
-        "device queries leave the primary context uncreated; cudaSetDevice creates it",
-        set_device_creates,
+        "device queries leave the primary context uncreated", queries_inactive,
         "before: " + s.before + ", after cudaGetDeviceCount: " + s.after_count +
-            ", cudaGetDeviceProperties: " + s.after_properties +
-            ", cudaSetDevice: " + s.after_set_device,
-        "this runtime creates the context lazily (CUDA 11 behaviour) or a query created it"));
-    ctx.claim(tutorial::observed(
+            ", cudaGetDeviceProperties: " + s.after_properties,
+        "the entries of cudaGetDeviceCount and cudaGetDeviceProperties say nothing of the "
+        "primary context: whether a query creates it is the runtime's choice"));
+    ctx.claim(tutorial::documented(
         "without cudaSetDevice, the first cudaMalloc creates device 0's primary context",
         malloc_creates,
         "before: " + s.implicit_before + ", after cudaMalloc: " + s.implicit_after_malloc,
-        "the context existed before any call, or cudaMalloc did not need one"));
+        "the context existed before any call, or cudaMalloc did not need one",
+        "Programming Guide, Initialization (without cudaSetDevice or cudaInitDevice the runtime "
+        "uses device 0 and creates its primary context at the first call that needs one)"));
     const bool children_ok = s.with_set_device.succeeded() && s.without_set_device.succeeded();
     return ctx.verdict(
         children_ok && set_device_creates && malloc_creates && s.after_malloc == "active",
-        "the context's state after each call, read from the driver, against "
-        "the claims above");
+        "the context's state after each call, read from the driver, against the entries named "
+        "above");
 }

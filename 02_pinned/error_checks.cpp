@@ -90,6 +90,17 @@ MacroRun run_version(const char* macro, int device, std::size_t too_many_bytes) 
     return run;
 }
 
+// The error name in checkRuntime's report of `call`: its output is "runtime error FILE:LINE  CALL
+// failed." and, on the next line, "  code = cudaErrorX, message = ...".
+std::string first_code(const std::string& output, const char* call) {
+    const std::size_t line = output.find(call);
+    if (line == std::string::npos) return "(no report of it)";
+    const std::size_t code = output.find("code = ", line);
+    if (code == std::string::npos) return "(no code)";
+    const std::size_t end = output.find_first_of(",\n", code);
+    return output.substr(code + 7, end == std::string::npos ? end : end - code - 7);
+}
+
 void print_version(const char* title, const MacroRun& run) {
     std::printf("%s\n", title);
     tutorial::print_child_output(run.child);
@@ -135,19 +146,31 @@ tutorial::Result run_error_checks(tutorial::Context& ctx) {
         course_way.child.failed_with("cudaErrorMemoryAllocation") && course_way.reports == 1 &&
         !course_way.printed_value &&
         course_way.child.output.find("cudaMalloc(&memory_device") != std::string::npos;
+    const std::string reported = first_code(tutorial_way.child.output, "cudaMalloc(&memory_device");
+    ctx.claim(tutorial::documented_error(
+        "checkRuntime reports the failed cudaMalloc with the code its entry lists", reported,
+        "cudaErrorMemoryAllocation",
+        "the cudaMalloc of twice the device's memory did not fail, or checkRuntime's first "
+        "report is of another call",
+        "Runtime API reference: cudaMalloc"));
     ctx.claim(tutorial::observed(
-        "checkRuntime reports the failed cudaMalloc and the program runs on regardless", ran_on,
+        "...and the program runs on regardless", ran_on,
         tutorial::format("%d failures reported, then it printed %f instead of 520.25; the "
                          "child %s",
                          tutorial_way.reports, tutorial_way.value,
                          tutorial_way.child.describe().c_str()),
-        "the failing cudaMalloc did not fail, or a later call stopped the program"));
-    ctx.claim(tutorial::observed(
+        "the program goes on to hand the pointer the failed cudaMalloc left behind to cudaMemcpy "
+        "and cudaFree; for a pointer that does not match the copy's kind the cudaMemcpy entry "
+        "calls the result undefined"));
+    ctx.claim(tutorial::documented(
         "CUDA_CHECK stops the program at the failed cudaMalloc", stopped,
         tutorial::format("%d line naming cudaMalloc(&memory_device, ...), no value printed; the "
                          "child %s",
                          course_way.reports, course_way.child.describe().c_str()),
-        "see the child's output above"));
-    return ctx.verdict(ran_on && stopped,
-                       "what each version printed and how it ended, against the claims above");
+        "the cudaMalloc of twice the device's memory did not fail, or CUDA_CHECK did not end "
+        "the program; see the child's output above",
+        "Runtime API reference: cudaMalloc (cudaErrorMemoryAllocation in case of failure)"));
+    return ctx.verdict(reported == "cudaErrorMemoryAllocation" && stopped,
+                       "cudaMalloc's documented error in both versions, and where each stopped; "
+                       "what checkRuntime's program did next is this driver's");
 }

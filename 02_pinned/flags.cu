@@ -169,17 +169,24 @@ struct Counts {
 void claim_lessons(tutorial::Context& ctx, const Counts& n, bool unified) {
     const char* no_uva = unified ? "" : "unifiedAddressing is 0 on this device";
     ctx.claim(
-        tutorial::observed("where the reference promises it, the device pointer is the host "
-                           "pointer itself",
-                           n.same_address == n.same_address_expected,
-                           format("%d of %d allocations", n.same_address, n.same_address_expected),
-                           "this driver maps pinned memory at a separate device address, "
-                           "against the Runtime API reference's section Unified Addressing"),
+        tutorial::documented("where the reference promises it, the device pointer is the host "
+                             "pointer itself",
+                             n.same_address == n.same_address_expected,
+                             format("%d of %d allocations", n.same_address,
+                                    n.same_address_expected),
+                             "this driver maps pinned memory at a separate device address, "
+                             "against the Runtime API reference's section Unified Addressing",
+                             "Runtime API reference: Unified Addressing (Automatic Mapping of Host "
+                             "Allocated Host Memory); cudaHostGetDevicePointer (registered memory, "
+                             "where every device has canUseHostPointerForRegisteredMem = 1)"),
         no_uva);
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "a kernel uses every kind of pinned memory through cudaHostGetDevicePointer",
         n.kernel == n.tried, format("%d of %d kernels saw the right data", n.kernel, n.tried),
-        "a pinned allocation the device cannot reach over the bus"));
+        "a pinned allocation the device cannot reach over the bus",
+        "Runtime API reference: cudaHostGetDevicePointer (the device pointer of mapped, pinned "
+        "memory from cudaHostAlloc or cudaHostRegister); cudaHostRegister (Default memory is "
+        "mapped under unified addressing); Unified Addressing"));
 }
 
 }  // namespace

@@ -48,43 +48,53 @@ std::string outcome(const char* call, cudaError_t status) {
     return std::string(call) + " returned " + cudaGetErrorName(status);
 }
 
-Prediction mapped_memory(int value) {
+// What the section saw when it tried a property's behaviour: whether it was what the value
+// predicts, and what happened, in words.
+struct Tried {
+    bool came_true;
+    std::string seen;
+};
+
+// canMapHostMemory: 1 predicts that a kernel writes through the device pointer of mapped host
+// memory. 0 predicts a refusal, and the cudaHostAlloc entry says where: cudaHostAlloc accepts the
+// Mapped flag anyway and cudaHostGetDevicePointer is the call that fails.
+Tried try_mapped_memory(int value) {
     const std::size_t count = 1 << 16;
     std::uint32_t* host = nullptr;
     const cudaError_t status = cudaHostAlloc(&host, count * sizeof *host, cudaHostAllocMapped);
-    std::string seen = outcome("cudaHostAlloc(Mapped)", status);
-    bool wrote = false;
-    if (status == cudaSuccess) {
-        std::uint32_t* device_view = nullptr;
-        CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_view), host, 0));
+    if (status != cudaSuccess) return {false, outcome("cudaHostAlloc(Mapped)", status)};
+    std::uint32_t* device_view = nullptr;
+    const cudaError_t mapped =
+        cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_view), host, 0);
+    Tried t{value == 0 && mapped != cudaSuccess, outcome("cudaHostGetDevicePointer", mapped)};
+    if (mapped == cudaSuccess && value != 0) {
         fill_on_device(device_view, count, 42);  // a kernel writes through the mapping
-        wrote = mismatches_on_host(host, count, 42) == 0;
-        seen = wrote ? "a kernel's 65536 values arrived in host memory" : "WRONG values arrived";
-        CUDA_CHECK(cudaFreeHost(host));
+        t.came_true = mismatches_on_host(host, count, 42) == 0;
+        t.seen = t.came_true ? "a kernel's 65536 values arrived in host memory"
+                             : "WRONG values arrived";
     }
-    return {
-        "canMapHostMemory", value,
-        value ? "a kernel writes through a mapped host pointer" : "mapped host memory is refused",
-        value ? wrote : status != cudaSuccess, seen};
+    CUDA_CHECK(cudaFreeHost(host));
+    return t;
 }
 
-Prediction registration(int value, const char* property, unsigned int flags) {
+// hostRegisterSupported and hostRegisterReadOnlySupported: 1 predicts that cudaHostRegister
+// with these flags pins malloc memory, 0 that it refuses.
+Tried try_registration(int value, unsigned int flags) {
     const std::size_t bytes = 1 << 20;
     void* memory = std::malloc(bytes);
     const cudaError_t status = cudaHostRegister(memory, bytes, flags);
-    const std::string seen = outcome(
-        flags == cudaHostRegisterReadOnly ? "cudaHostRegister(ReadOnly)" : "cudaHostRegister",
-        status);
+    Tried t{(status == cudaSuccess) == (value != 0),
+            outcome(flags == cudaHostRegisterReadOnly ? "cudaHostRegister(ReadOnly)"
+                                                      : "cudaHostRegister",
+                    status)};
     if (status == cudaSuccess) CUDA_CHECK(cudaHostUnregister(memory));
     std::free(memory);
-    return {property, value,
-            value ? "malloc memory can be pinned this way" : "this registration is refused",
-            (status == cudaSuccess) == (value != 0), seen};
+    return t;
 }
 
 // An upload in one stream and a download in another: with two or more copy engines they run at
 // the same time, so both together take much less than one after the other.
-Prediction copy_engines(int engines, std::size_t bytes) {
+Tried try_copy_engines(int engines, std::size_t bytes) {
     void* host_up = nullptr;
     void* host_down = nullptr;
     void* device_up = nullptr;
@@ -137,28 +147,45 @@ Prediction copy_engines(int engines, std::size_t bytes) {
     const double share =
         tutorial::median(both_ms) / (tutorial::median(up_ms) + tutorial::median(down_ms));
     const bool overlapped = share < 0.75;
-    return {"asyncEngineCount",
-            engines,
-            engines >= 2 ? "an upload and a download overlap in time"
-                         : "an upload and a download take turns",
-            overlapped == (engines >= 2),
-            format("both took %.0f%% of one after the other", 100.0 * share),
-            tutorial::Evidence::timing};
+    return {overlapped == (engines >= 2),
+            format("both took %.0f%% of one after the other", 100.0 * share)};
 }
 
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
     const HostMemoryProperties p = host_memory_properties(ctx.device);
+    const Tried mapped = try_mapped_memory(p.can_map_host_memory);
+    const Tried registered = try_registration(p.host_register_supported, cudaHostRegisterDefault);
+    const Tried read_only =
+        try_registration(p.host_register_read_only_supported, cudaHostRegisterReadOnly);
+    // Under compute-sanitizer the timing is not judged, so a small copy is enough there.
+    const Tried engines = try_copy_engines(
+        p.async_engine_count, !tutorial::why_timing_not_judged().empty() ? (std::size_t{1} << 20)
+                                                                          : (std::size_t{64} << 20));
     const std::vector<Prediction> predictions = {
-        mapped_memory(p.can_map_host_memory),
-        registration(p.host_register_supported, "hostRegisterSupported", cudaHostRegisterDefault),
-        registration(p.host_register_read_only_supported, "hostRegisterReadOnlySupported",
-                     cudaHostRegisterReadOnly),
-        // Under compute-sanitizer the timing is not judged, so a small copy is enough there.
-        copy_engines(p.async_engine_count, !tutorial::why_timing_not_judged().empty()
-                                               ? (std::size_t{1} << 20)
-                                               : (std::size_t{64} << 20)),
+        {"canMapHostMemory", p.can_map_host_memory,
+         p.can_map_host_memory ? "a kernel writes through a mapped host pointer"
+                               : "cudaHostGetDevicePointer refuses mapped host memory",
+         mapped.came_true, mapped.seen, tutorial::Evidence::documented,
+         "Runtime API reference: cudaDeviceAttr (cudaDevAttrCanMapHostMemory); cudaHostAlloc"},
+        {"hostRegisterSupported", p.host_register_supported,
+         p.host_register_supported ? "malloc memory can be pinned this way"
+                                   : "this registration is refused",
+         registered.came_true, registered.seen, tutorial::Evidence::documented,
+         "Runtime API reference: cudaHostRegister (supported where "
+         "cudaDevAttrHostRegisterSupported is not 0)"},
+        {"hostRegisterReadOnlySupported", p.host_register_read_only_supported,
+         p.host_register_read_only_supported ? "malloc memory can be pinned this way"
+                                             : "this registration is refused",
+         read_only.came_true, read_only.seen, tutorial::Evidence::documented,
+         "Runtime API reference: cudaHostRegister (cudaHostRegisterReadOnly needs "
+         "cudaDevAttrHostRegisterReadOnlySupported, else cudaErrorNotSupported)"},
+        // A measured prediction: the overlap is timed, and not judged under compute-sanitizer.
+        {"asyncEngineCount", p.async_engine_count,
+         p.async_engine_count >= 2 ? "an upload and a download overlap in time"
+                                   : "an upload and a download take turns",
+         engines.came_true, engines.seen, tutorial::Evidence::timing, ""},
     };
     return tutorial::check_predictions(
         ctx, predictions,

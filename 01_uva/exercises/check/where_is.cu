@@ -64,11 +64,13 @@ Result check(Context& ctx) {
         std::printf("%-40s  %-9s  %s%s\n", c.made_by, c.expected, said ? said : "(null)",
                     right ? "" : "   <- wrong");
     }
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "where_is names the memory behind every pointer", wrong == 0,
         std::to_string(wrong) + " of " + std::to_string(cases.size()) + " answers wrong",
         "the answer does not come from CUDA. First step: call cudaPointerGetAttributes on the "
-        "pointer and look at the type it reports"));
+        "pointer and look at the type it reports",
+        "Runtime API reference: cudaPointerGetAttributes (the type of the memory behind a "
+        "pointer, inside its allocation too)"));
 
     CUDA_CHECK(cudaHostUnregister(registered.data()));
     CUDA_CHECK(cudaFree(managed));

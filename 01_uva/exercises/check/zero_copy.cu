@@ -31,34 +31,41 @@ const char* type_name(cudaMemoryType type) {
     return "memory CUDA does not know (pageable)";
 }
 
+// cudaPointerGetAttributes: cudaMemoryTypeHost for pinned host memory, and (since CUDA 11.0)
+// cudaMemoryTypeUnregistered for host memory CUDA does not know, freed memory included.
+constexpr const char* where_types = "Runtime API reference: cudaPointerGetAttributes";
+
 Result check(Context& ctx) {
     constexpr std::size_t count = std::size_t{4} << 20;  // 16 MiB
     std::uint32_t* data = allocate_shared(count);
     const cudaMemoryType type = tutorial::memory_type(data);
     const bool pinned = type == cudaMemoryTypeHost;
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "allocate_shared returns pinned host memory", pinned,
         std::string("cudaPointerGetAttributes says ") + type_name(type),
         "the memory comes from new or malloc, which the GPU cannot reach. First step: allocate "
-        "with cudaHostAlloc(&data, bytes, cudaHostAllocMapped)"));
+        "with cudaHostAlloc(&data, bytes, cudaHostAllocMapped)",
+        where_types));
     std::size_t wrong = count;
     if (pinned) {  // a kernel storing through a pageable pointer would stop with an illegal address
         for (std::size_t i = 0; i < count; ++i) data[i] = 0;
         fill_from_gpu(data, count);
         wrong = 0;
         for (std::size_t i = 0; i < count; ++i) wrong += data[i] != i * 3 + 1;
-        ctx.claim(tutorial::observed(
+        ctx.claim(tutorial::documented(
             "the CPU reads the kernel's values in the same buffer, with no copy", wrong == 0,
             std::to_string(wrong) + " of " + std::to_string(count) + " values wrong",
             "the kernel did not run on this buffer, or the CPU read before it finished. First "
-            "step: launch write_values on data, then cudaDeviceSynchronize"));
+            "step: launch write_values on data, then cudaDeviceSynchronize",
+            "Runtime API reference: Unified Addressing (Automatic Mapping of Host Allocated "
+            "Host Memory: kernels use cudaHostAlloc memory at the CPU's address)"));
     }
     release_shared(data);
     const cudaMemoryType after = tutorial::memory_type(data);
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "release_shared gives the memory back", after == cudaMemoryTypeUnregistered,
         std::string("afterwards cudaPointerGetAttributes says ") + type_name(after),
-        "the buffer is still allocated. First step: free it with cudaFreeHost"));
+        "the buffer is still allocated. First step: free it with cudaFreeHost", where_types));
     return ctx.verdict(wrong == 0 && after == cudaMemoryTypeUnregistered,
                        std::to_string(count - wrong) + " of " + std::to_string(count) +
                            " values written by the GPU into pinned host memory");

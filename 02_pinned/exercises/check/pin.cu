@@ -51,24 +51,29 @@ Result check(Context& ctx) {
                 tutorial::gb_per_s(bytes, pinned_ms));
     CUDA_CHECK(cudaFree(device));
 
-    ctx.claim(
-        tutorial::observed("after pin() CUDA knows the buffer as pinned host memory", pinned,
-                           pinned ? "cudaPointerGetAttributes says pinned" : "it is still pageable",
-                           "pin() did not page-lock it. First step: cudaHostRegister(host, bytes, "
-                           "cudaHostRegisterDefault)"));
-    ctx.claim(tutorial::observed("after unpin() it is ordinary memory again", unpinned,
-                                 unpinned ? "no longer pinned" : "still pinned",
-                                 "the registration outlives the uploads. First step: "
-                                 "cudaHostUnregister(host)"));
+    ctx.claim(tutorial::documented(
+        "after pin() CUDA knows the buffer as pinned host memory", pinned,
+        pinned ? "cudaPointerGetAttributes says pinned" : "it is still pageable",
+        "pin() did not page-lock it. First step: cudaHostRegister(host, bytes, "
+        "cudaHostRegisterDefault)",
+        "Runtime API reference: cudaPointerGetAttributes (cudaMemoryTypeHost for registered host "
+        "memory); cudaHostRegister"));
+    ctx.claim(tutorial::documented(
+        "after unpin() it is ordinary memory again", unpinned,
+        unpinned ? "no longer pinned" : "still pinned",
+        "the registration outlives the uploads. First step: cudaHostUnregister(host)",
+        "Runtime API reference: cudaHostUnregister (the range becomes pageable again); "
+        "cudaPointerGetAttributes"));
     ctx.claim(tutorial::at_least("the pinned buffer uploads faster (before / after)",
                                  pageable_ms / pinned_ms, 1.5, "x",
                                  "the copies still go through the driver's staging buffer. "
                                  "First step: page-lock the buffer with cudaHostRegister"));
-    ctx.claim(
-        tutorial::observed("the uploads after pin() deliver the data", wrong == 0,
-                           std::to_string(wrong) + " of " + std::to_string(count) + " values wrong",
-                           "the register call changed the data. First step: register "
-                           "the buffer as it is, with its own address and size"));
+    ctx.claim(tutorial::documented(
+        "the uploads after pin() deliver the data", wrong == 0,
+        std::to_string(wrong) + " of " + std::to_string(count) + " values wrong",
+        "the register call changed the data. First step: register the buffer as it is, with its "
+        "own address and size",
+        "Runtime API reference: cudaHostRegister (pins the range where it is); cudaMemcpy"));
     return ctx.verdict(pinned && unpinned && wrong == 0,
                        tutorial::format("uploads %.2fx faster after pin(); pinned %s, then %s",
                                         pageable_ms / pinned_ms, pinned ? "yes" : "no",

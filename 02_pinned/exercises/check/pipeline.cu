@@ -103,11 +103,13 @@ Result check(Context& ctx) {
     std::printf("process_serial     %8.3f ms\nprocess_pipelined  %8.3f ms\n", serial_ms,
                 pipelined_ms);
 
-    ctx.claim(tutorial::observed(
+    ctx.claim(tutorial::documented(
         "every output value is scramble's result for its input", wrong == 0,
         std::to_string(wrong) + " of " + std::to_string(8 * count) + " values wrong",
         "a chunk was left out, copied to the wrong place, or read before its stream finished. "
-        "First step: check each chunk's offset and length, and synchronize every stream"));
+        "First step: check each chunk's offset and length, and synchronize every stream",
+        "Runtime API reference: cudaMemcpyAsync, cudaStreamSynchronize (the work of a stream "
+        "runs in order, and is complete when cudaStreamSynchronize returns)"));
     const int engines = tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount);
     ctx.claim(tutorial::at_least(
                   "process_pipelined finishes sooner than process_serial", serial_ms / pipelined_ms,
