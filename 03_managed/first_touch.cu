@@ -3,6 +3,7 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/report.hpp"
+#include "common/um_counters.hpp"
 #include "sections.hpp"
 
 #include <cstdint>
@@ -56,6 +57,97 @@ FreeMemory first_touch(std::size_t bytes) {
 // lesson:end
 
 // ---- Checking and reporting: everything below uses the lesson above. ----
+
+// The steps the Unified Memory counters measure, on buffers of their own: 64 MiB, whatever --size
+// says, since the counters lose records silently when one step moves far more (um_counters.hpp).
+constexpr std::size_t counted_bytes = std::size_t{64} << 20;
+
+struct CountedSteps {
+    tutorial::UmTraffic gpu_first;  // a kernel touches a fresh buffer
+    tutorial::UmTraffic cpu_first;  // the CPU writes another fresh buffer
+    tutorial::UmTraffic gpu_after;  // then a kernel touches that one
+};
+
+// The lesson's two first touches again, counted, and a kernel after the CPU's.
+CountedSteps count_first_touches(tutorial::UmCounters& counters) {
+    std::uint8_t* gpu_touched = nullptr;
+    std::uint8_t* cpu_touched = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&gpu_touched, counted_bytes));
+    CUDA_CHECK(cudaMallocManaged(&cpu_touched, counted_bytes));
+    CountedSteps s;
+    s.gpu_first = counters.measure([&] {
+        touch<<<256, 256>>>(gpu_touched, counted_bytes);
+        CUDA_CHECK_LAUNCH();
+    });
+    s.cpu_first = counters.measure([&] { std::memset(cpu_touched, 1, counted_bytes); });
+    s.gpu_after = counters.measure([&] {
+        touch<<<256, 256>>>(cpu_touched, counted_bytes);
+        CUDA_CHECK_LAUNCH();
+    });
+    CUDA_CHECK(cudaFree(cpu_touched));
+    CUDA_CHECK(cudaFree(gpu_touched));
+    return s;
+}
+
+double in_mib(std::uint64_t bytes) {
+    return static_cast<double>(bytes) / (1024.0 * 1024.0);
+}
+
+// Why a counted claim about `step` cannot be judged here, or "".
+std::string why_not_counted(const tutorial::UmCounters& counters, const std::string& paging,
+                            const tutorial::UmTraffic& step) {
+    if (!counters.available()) return counters.why_not();
+    if (!paging.empty()) return paging;
+    return tutorial::um_records_lost(step);
+}
+
+// What moved at each first touch, as the driver's counters report it, and the claims on it.
+void count_and_judge(tutorial::Context& ctx, const std::string& paging) {
+    tutorial::UmCounters counters;
+    const CountedSteps s = count_first_touches(counters);
+    std::printf(
+        "\nWhat moved at each first touch, counted by the driver (Unified Memory counters,\n"
+        "CUPTI), on two fresh %s buffers:\n\n",
+        tutorial::format_bytes(counted_bytes).c_str());
+    tutorial::Table table(tutorial::um_columns("step"));
+    table.add_row(tutorial::um_cells("a kernel touches a fresh buffer first", s.gpu_first));
+    table.add_row(tutorial::um_cells("the CPU writes another fresh buffer first", s.cpu_first));
+    table.add_row(tutorial::um_cells("then a kernel touches that buffer", s.gpu_after));
+    table.print();
+    std::printf(
+        "\nWhat to look for: a kernel's first touch of a fresh buffer moves nothing (its pages\n"
+        "are made in device memory); the CPU's first writes fault and move nothing either; a\n"
+        "kernel touching the pages the CPU wrote faults, and the whole buffer moves to the GPU.\n"
+        "Counted on this driver, so the claims below are judged from these counts.\n\n");
+    const double buffer_mib = in_mib(counted_bytes);
+    ctx.claim(tutorial::counted_at_most(
+                  "a kernel's first touch of a fresh managed buffer moves nothing from the host: "
+                  "MiB host to device",
+                  in_mib(s.gpu_first.htod.total), 1.0, " MiB",
+                  "the buffer's pages were in host memory when the kernel touched it: the CPU "
+                  "wrote it first"),
+              why_not_counted(counters, paging, s.gpu_first));
+    ctx.claim(tutorial::counted_at_most(
+                  "the CPU's first writes to a fresh managed buffer move nothing from the "
+                  "device: MiB device to host",
+                  in_mib(s.cpu_first.dtoh.total), 1.0, " MiB",
+                  "the buffer's pages were in device memory when the CPU wrote it: a kernel "
+                  "touched it first"),
+              why_not_counted(counters, paging, s.cpu_first));
+    ctx.claim(tutorial::counted_at_least(
+                  "a kernel touching managed pages the CPU wrote first pulls them to the GPU: MiB "
+                  "host to device, as a share of the buffer",
+                  100.0 * in_mib(s.gpu_after.htod.total) / buffer_mib, 90.0, "%",
+                  "the pages were in device memory before the kernel ran (prefetched, or first "
+                  "touched by a kernel), or the GPU read them in host memory where they were"),
+              why_not_counted(counters, paging, s.gpu_after));
+    ctx.claim(tutorial::counted_at_least(
+                  "a kernel touching managed pages the CPU wrote first takes GPU page faults",
+                  static_cast<double>(s.gpu_after.gpu_page_faults), 1.0, " faults",
+                  "the pages were moved to the GPU before the kernel ran (a prefetch), so it "
+                  "never faulted"),
+              why_not_counted(counters, paging, s.gpu_after));
+}
 
 }  // namespace
 
@@ -138,9 +230,11 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
                                  all(on_cuda_malloc), used(on_cuda_malloc) + " at cudaMalloc",
                                  "the cudaMalloc entry says it allocates device memory, not when "
                                  "cudaMemGetInfo's free count falls"));
+    count_and_judge(ctx, paging);
     return ctx.verdict(reserved_only,
                        tutorial::format("two cudaMallocManaged calls of %s took %s and %s of "
-                                        "device memory (cudaMemGetInfo); the rest is observed",
+                                        "device memory (cudaMemGetInfo); where pages went is "
+                                        "observed and counted",
                                         tutorial::format_bytes(bytes).c_str(),
                                         used(on_alloc).c_str(), used(on_alloc_2).c_str()));
 }

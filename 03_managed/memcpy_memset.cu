@@ -5,9 +5,10 @@
 #include "common/device.hpp"
 #include "common/patterns.hpp"
 #include "common/report.hpp"
-#include "common/timing.hpp"
+#include "common/um_counters.hpp"
 #include "sections.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -73,31 +74,29 @@ bool as_driver_580(MemoryKind partner, cudaError_t status, bool arrived) {
                                            : status == cudaSuccess && arrived;
 }
 
-// Part 3: which processor the runtime uses for the managed side of a copy or a memset. N.2.2.7
-// says which one reaches it; where the pages are afterwards is the driver's choice. Here a kernel
-// reads the buffer twice: where the pages stayed in device memory, the first read is as fast as
-// the second; where they are in host memory, the first read must fault them over to the GPU and
-// takes many times longer. On this driver the pages stayed with the processor that wrote or read
-// them (observed on driver 580.159.04). The partner is pinned memory, which a system with unified
+// Part 3: which processor the runtime uses for the managed side of a copy or a memset, and
+// where the pages are afterwards. N.2.2.7 says which processor reaches the managed side; where its
+// pages stay is the driver's choice, so the Unified Memory counters tell: after each call the
+// OTHER processor reads the whole buffer, and what that read moves says where the pages were (all
+// of the buffer coming over: with the processor N.2.2.7 names; nothing: already with the reader).
+// The call itself is counted too. The partner is pinned memory, which a system with unified
 // addressing lets both processors reach at the same address, so every kind names it rightly.
-constexpr std::size_t side_count = 16 << 20;  // 64 MiB of 32-bit words
+constexpr std::size_t side_count = 16 << 20;  // 64 MiB of 32-bit words: small enough to count
 constexpr std::size_t side_bytes = side_count * sizeof(std::uint32_t);
 constexpr std::uint32_t side_seed = 7;
-constexpr double faulted_ratio = 10.0;  // first read / second read from here on: the pages moved
 
 struct SideCase {
     const char* call;
     Operation operation;
-    cudaMemcpyKind kind;       // for the copies
-    bool n227_says_device;     // N.2.2.7: the GPU reaches the managed side (else the CPU)
+    cudaMemcpyKind kind;    // for the copies
+    bool n227_says_device;  // N.2.2.7: the GPU reaches the managed side (else the CPU)
 };
 
 struct SideResult {
-    SideCase c;
-    double first_ms = 0.0;  // the first kernel read after the call
-    double second_ms = 0.0;
-    bool gpu_touched = false;
-    bool data_ok = false;  // the first read's sum is what the call should have left there
+    SideCase c{};
+    tutorial::UmTraffic call;  // what the call itself moved
+    tutorial::UmTraffic read;  // what the other processor's read of the whole buffer moved
+    bool data_ok = false;      // the read's sum is what the call should have left there
 };
 
 const SideCase side_cases[] = {
@@ -120,82 +119,110 @@ const SideCase side_cases[] = {
     {"cudaMemset(managed, 0, bytes)", Operation::memset, cudaMemcpyDefault, true},
 };
 
-// A kernel sums the buffer (events around the kernel only).
-double timed_sum(const std::uint32_t* data, unsigned long long* sum, std::uint64_t& result) {
-    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
-    tutorial::EventTimer timer;
-    timer.start();
-    sum_on_device_async(data, side_count, sum, nullptr);
-    timer.stop();
-    const double ms = timer.elapsed_ms();
-    unsigned long long value = 0;
-    CUDA_CHECK(cudaMemcpy(&value, sum, sizeof value, cudaMemcpyDeviceToHost));
-    result = value;
-    return ms;
-}
-
 // A fresh managed buffer; as a source, filled by the CPU first, so its pages start on the host.
-SideResult touched_by(const SideCase& c, std::uint32_t* pinned, unsigned long long* sum) {
+// After the call, the processor N.2.2.7 does not name sums the whole buffer: the CPU where the
+// GPU reached it, a kernel where the CPU did.
+SideResult counted_case(tutorial::UmCounters& counters, const SideCase& c, std::uint32_t* pinned) {
     std::uint32_t* managed = nullptr;
     CUDA_CHECK(cudaMallocManaged(&managed, side_bytes));
     if (c.operation == Operation::copy_from) fill_on_host(managed, side_count, side_seed);
-    operate(c.operation, managed, pinned, side_bytes, c.kind);
-    SideResult r{c};
-    std::uint64_t first_sum = 0;
-    std::uint64_t second_sum = 0;
-    r.first_ms = timed_sum(managed, sum, first_sum);
-    r.second_ms = timed_sum(managed, sum, second_sum);
+    SideResult r;
+    r.c = c;
+    r.call = counters.measure([&] { operate(c.operation, managed, pinned, side_bytes, c.kind); });
+    std::uint64_t sum = 0;
+    r.read = counters.measure([&] {
+        sum = c.n227_says_device ? sum_on_host(managed, side_count)
+                                 : sum_on_device(managed, side_count);
+    });
     CUDA_CHECK(cudaFree(managed));
-    r.gpu_touched = r.first_ms < faulted_ratio * r.second_ms;
     const std::uint64_t expected =
         c.operation == Operation::memset ? 0 : pattern_sum(side_count, side_seed);
-    r.data_ok = first_sum == expected && second_sum == expected;
+    r.data_ok = sum == expected;
     return r;
 }
 
-std::vector<SideResult> measure_sides() {
+std::vector<SideResult> measure_sides(tutorial::UmCounters& counters) {
     std::uint32_t* pinned = nullptr;
-    unsigned long long* sum = nullptr;
     CUDA_CHECK(cudaMallocHost(&pinned, side_bytes));
-    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
     fill_on_host(pinned, side_count, side_seed);
-    std::uint64_t warm_up = 0;
-    timed_sum(pinned, sum, warm_up);  // loads the kernel, so that no case pays for that
     std::vector<SideResult> results;
-    for (const SideCase& c : side_cases) results.push_back(touched_by(c, pinned, sum));
-    CUDA_CHECK(cudaFree(sum));
+    for (const SideCase& c : side_cases) results.push_back(counted_case(counters, c, pinned));
     CUDA_CHECK(cudaFreeHost(pinned));
     return results;
 }
 
-struct SideCounts {
-    int as_n227_says = 0;
-    int data_ok = 0;
-};
+// The share of the buffer (%) that `bytes` is.
+double share(std::uint64_t bytes) {
+    return 100.0 * static_cast<double>(bytes) / static_cast<double>(side_bytes);
+}
 
-SideCounts print_sides(const std::vector<SideResult>& results) {
+// The share of the buffer the reader after the call pulled over: device to host for the CPU's
+// read, host to device for a kernel's.
+double read_moved(const SideResult& r) {
+    return share(r.c.n227_says_device ? r.read.dtoh.total : r.read.htod.total);
+}
+
+// Where the counts put the pages after the call: all of the buffer moving to the reader means
+// they were with the other processor; (almost) nothing moving, with the reader.
+std::string pages_were_with(const SideResult& r) {
+    if (!r.read.counted) return "not counted";
+    const char* named = r.c.n227_says_device ? "the GPU" : "the CPU";
+    const char* reader = r.c.n227_says_device ? "the CPU" : "the GPU";
+    const double moved = read_moved(r);
+    if (moved >= 90.0) return named;
+    if (moved <= 2.0) return std::string(reader) + "  (DIFFERS)";
+    return tutorial::format("both (%.0f%% moved)  (DIFFERS)", moved);
+}
+
+// Part 3's two tables: what each step moved, then what that says.
+void print_sides(const std::vector<SideResult>& results) {
+    tutorial::Table counts(tutorial::um_columns("step"));
+    for (const SideResult& r : results) {
+        counts.add_row(tutorial::um_cells(r.c.call, r.call));
+        counts.add_row(tutorial::um_cells(
+            r.c.n227_says_device ? "  then the CPU reads it all" : "  then a kernel reads it all",
+            r.read));
+    }
+    counts.print();
+    std::printf("\n");
     tutorial::Table table({{"call"},
                            {"managed side"},
                            {"N.2.2.7: reached by"},
-                           {"1st read", tutorial::Align::right},
-                           {"2nd read", tutorial::Align::right},
+                           {"moved by the read", tutorial::Align::right},
                            {"pages were with"},
                            {"data"}});
-    SideCounts counts;
     for (const SideResult& r : results) {
-        const bool agrees = r.gpu_touched == r.c.n227_says_device;
-        counts.as_n227_says += agrees ? 1 : 0;
-        counts.data_ok += r.data_ok ? 1 : 0;
         const bool source = r.c.operation == Operation::copy_from;
-        table.add_row(
-            {r.c.call, source ? "source" : "destination",
-             r.c.n227_says_device ? "the GPU" : "the CPU",
-             tutorial::format("%.3f ms", r.first_ms), tutorial::format("%.3f ms", r.second_ms),
-             std::string(r.gpu_touched ? "the GPU" : "the CPU") + (agrees ? "" : "  (DIFFERS)"),
-             r.data_ok ? "ok" : "WRONG"});
+        table.add_row({r.c.call, source ? "source" : "destination",
+                       r.c.n227_says_device ? "the GPU" : "the CPU",
+                       r.read.counted ? tutorial::format("%.0f%%", read_moved(r)) : "-",
+                       pages_were_with(r), r.data_ok ? "ok" : "WRONG"});
     }
     table.print();
-    return counts;
+}
+
+// What part 3's claims judge: the least share of the buffer that moved, over a set of cases.
+struct SideFacts {
+    double gpu_reached_read = 1e9;  // the CPU's read after a call N.2.2.7 has the GPU reach
+    double cpu_reached_read = 1e9;  // a kernel's read after a call N.2.2.7 has the CPU reach
+    double source_pulled = 1e9;     // a copy whose CPU-written source the GPU reaches: the call
+    int data_ok = 0;
+    std::string lost;  // um_records_lost of the first step that shows a loss, or ""
+};
+
+SideFacts facts_of(const std::vector<SideResult>& results) {
+    SideFacts f;
+    for (const SideResult& r : results) {
+        double& read = r.c.n227_says_device ? f.gpu_reached_read : f.cpu_reached_read;
+        read = std::min(read, read_moved(r));
+        if (r.c.n227_says_device && r.c.operation == Operation::copy_from) {
+            f.source_pulled = std::min(f.source_pulled, share(r.call.htod.total));
+        }
+        f.data_ok += r.data_ok ? 1 : 0;
+        if (f.lost.empty()) f.lost = tutorial::um_records_lost(r.call);
+        if (f.lost.empty()) f.lost = tutorial::um_records_lost(r.read);
+    }
+    return f;
 }
 
 // One pair of part 1: `kind` copies between fresh managed memory and a `partner` buffer.
@@ -291,6 +318,35 @@ std::size_t memsets_on_cpu_touched() {
     return wrong;
 }
 
+// Part 3's counted claims. `why` is why they cannot be judged here ("" when they can); a step
+// whose records were lost makes them not judged too.
+void judge_sides(tutorial::Context& ctx, const SideFacts& f, std::string why) {
+    if (why.empty()) why = f.lost;
+    ctx.claim(tutorial::counted_at_least(
+                  "after each call whose managed side N.2.2.7 has the GPU reach, the CPU's read "
+                  "pulls the whole buffer back (the pages were on the GPU): the least MiB device "
+                  "to host, as a share of the buffer",
+                  f.gpu_reached_read, 90.0, "%",
+                  "the pages were in host memory after the call: the GPU reached them where they "
+                  "were, or the driver moved them back"),
+              why);
+    ctx.claim(tutorial::counted_at_least(
+                  "after each call whose managed side N.2.2.7 has the CPU reach, a kernel's read "
+                  "pulls the whole buffer over (the pages were in host memory): the least MiB "
+                  "host to device, as a share of the buffer",
+                  f.cpu_reached_read, 90.0, "%",
+                  "the pages were in device memory after the call: the GPU did the access, or "
+                  "the driver moved them there"),
+              why);
+    ctx.claim(tutorial::counted_at_least(
+                  "a copy whose managed source the GPU reaches pulls the CPU-written pages to the "
+                  "GPU during the copy: the least MiB host to device, as a share of the buffer",
+                  f.source_pulled, 90.0, "%",
+                  "the copy read the source where it was, in host memory, or the CPU did the "
+                  "access"),
+              why);
+}
+
 }  // namespace
 
 tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
@@ -315,11 +371,15 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
     const std::size_t wrong = memsets_on_cpu_touched();
     std::printf(
         "\n3. Who touched the managed side? A fresh %s managed buffer per call (as a source,\n"
-        "   filled by the CPU first); then a kernel sums it twice. A first read %.0fx slower\n"
-        "   than the second had to move the pages over: they were in host memory.\n",
-        tutorial::format_bytes(side_bytes).c_str(), faulted_ratio);
-    const std::vector<SideResult> sides = measure_sides();
-    const SideCounts counts = print_sides(sides);
+        "   filled by the CPU first); then the processor that N.2.2.7 does NOT name for the\n"
+        "   call reads all of it. The driver's Unified Memory counters (CUPTI) count what each\n"
+        "   step moved: the whole buffer coming over to the reader means the pages were with\n"
+        "   the processor N.2.2.7 names; nothing moving, that they were with the reader.\n\n",
+        tutorial::format_bytes(side_bytes).c_str());
+    tutorial::UmCounters counters;
+    const std::vector<SideResult> sides = measure_sides(counters);
+    print_sides(sides);
+    const SideFacts facts = facts_of(sides);
     const bool concurrent =
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
     std::printf(
@@ -327,9 +387,8 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         "*ToDevice or DeviceTo* makes the GPU reach it, HostTo* or *ToHost the CPU (where the\n"
         "CPU may touch it at that moment), Default the GPU; cudaMemset always uses the GPU.\n"
         "The other buffer must still be named as what it is: the cudaMemcpy entry calls a\n"
-        "wrong kind undefined, so the second table is only what this driver did. Where\n"
-        "the pages stay afterwards is the driver's choice: here, with whoever reached them\n"
-        "(observed on driver 580.159.04).\n\n");
+        "wrong kind undefined, so part 1's second table is only what this driver did. Where\n"
+        "the pages stay afterwards is the driver's choice: part 3 counts it on this driver.\n\n");
     ctx.claim(tutorial::documented(
         "cudaMemcpy copies to and from managed memory under every kind that names the other "
         "buffer rightly",
@@ -348,20 +407,15 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         tutorial::format("%zu of %zu bytes wrong", wrong, bytes),
         "a memset missed bytes, or the host read before it was done",
         "Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"));
+    judge_sides(ctx, facts,
+                !concurrent ? "concurrentManagedAccess = 0 here: whether the CPU may touch the "
+                              "pages depends on what else the GPU runs"
+                : !counters.available() ? counters.why_not()
+                                        : tutorial::why_hardware_coherent(ctx.device));
     const int cases = static_cast<int>(sides.size());
-    // Seen through timing, so not judged under compute-sanitizer.
-    ctx.claim(tutorial::observed("after each call the managed pages were with the processor "
-                                 "that N.2.2.7 says reaches them",
-                                 counts.as_n227_says == cases,
-                                 tutorial::format("%d of %d calls", counts.as_n227_says, cases),
-                                 "N.2.2.7 says which processor reaches the managed side, not "
-                                 "where its pages stay afterwards"),
-              concurrent ? tutorial::why_timing_not_judged()
-                         : "concurrentManagedAccess = 0 here: whether the CPU may touch the "
-                           "pages depends on what else the GPU runs");
-    return ctx.verdict(defined.succeeded() && wrong == 0 && counts.data_ok == cases,
+    return ctx.verdict(defined.succeeded() && wrong == 0 && facts.data_ok == cases,
                        tutorial::format("%s pairs the reference defines copied, both memsets "
-                                        "landed (checked on the CPU), and %d of %d kernel sums "
-                                        "after part 3's calls were right",
-                                        copied.c_str(), counts.data_ok, cases));
+                                        "landed (checked on the CPU), and %d of %d reads after "
+                                        "part 3's calls summed what the call left",
+                                        copied.c_str(), facts.data_ok, cases));
 }
