@@ -1,0 +1,155 @@
+// The course's check of exercise ex05_predict (the task is in ../predict.cu): the learner's
+// predictions of what four steps move host to device, and whether the GPU faults, against what
+// the driver's Unified Memory counters report for them.
+#include "common/chapter.hpp"
+#include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/report.hpp"
+#include "common/um_counters.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+// Written by the learner (exercises/predict.cu).
+extern const double predicted_mib_host_to_device[4];
+extern const int predicted_gpu_faults[4];
+
+namespace {
+
+using tutorial::Context;
+using tutorial::Result;
+using tutorial::UmTraffic;
+
+constexpr std::size_t count = std::size_t{16} << 20;  // 64 MiB of std::uint32_t
+constexpr double margin_mib = 8.0;
+
+__global__ void sum_all(const std::uint32_t* data, std::size_t n, unsigned long long* sum) {
+    unsigned long long partial = 0;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::size_t{gridDim.x} * blockDim.x) {
+        partial += data[i];
+    }
+    atomicAdd(sum, partial);
+}
+
+struct Step {
+    const char* what;
+    const char* if_wrong;  // why a wrong prediction is wrong, and a first step
+};
+
+const Step steps[4] = {
+    {"the CPU writes every value",
+     "the CPU touched the pages first, so they were made where the CPU is. First step: ask "
+     "where the pages are after step 1, and whether the GPU took any part in it"},
+    {"a kernel reads every value",
+     "the pages were in host memory and the kernel needs them all on the GPU, with nothing "
+     "moved ahead of it. First step: ask how a page gets to the GPU when the kernel touches it"},
+    {"the same kernel again",
+     "step 2 left the pages somewhere. First step: ask where they are after step 2, and what the "
+     "second kernel still has to fetch"},
+    {"prefetch to the CPU, prefetch to the GPU, then the kernel",
+     "the prefetches run before the kernel, in order. First step: ask where the pages are when "
+     "the kernel starts, and which call moved them there"},
+};
+
+// Runs the four steps on `data` with the counters on; returns how many sums were wrong.
+int run_steps(tutorial::UmCounters& counters, std::uint32_t* data, int device, UmTraffic* t) {
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    const std::uint64_t expected = std::uint64_t{count} * (count - 1) / 2;
+    int wrong = 0;
+    const auto kernel = [&] {
+        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+        sum_all<<<1024, 256>>>(data, count, sum);
+        CUDA_CHECK(cudaGetLastError());
+        unsigned long long value = 0;
+        CUDA_CHECK(cudaMemcpy(&value, sum, sizeof value, cudaMemcpyDeviceToHost));
+        wrong += value != expected;
+    };
+    const std::size_t bytes = count * sizeof *data;
+    t[0] = counters.measure([&] {
+        for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<std::uint32_t>(i);
+    });
+    t[1] = counters.measure(kernel);
+    t[2] = counters.measure(kernel);
+    const cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+    const cudaMemLocation gpu = {cudaMemLocationTypeDevice, device};
+    t[3] = counters.measure([&] {
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host, 0, nullptr));
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr));
+        kernel();
+    });
+    CUDA_CHECK(cudaFree(sum));
+    return wrong;
+}
+
+std::string faults_word(int faults) {
+    return faults == 0 ? "none" : faults == 1 ? "some" : std::to_string(faults) + " (not yet set)";
+}
+
+Result check(Context& ctx) {
+    if (tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 0) {
+        return ctx.skip("concurrentManagedAccess = 0: pages do not migrate one by one here");
+    }
+    tutorial::UmCounters counters;
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, count * sizeof *data, cudaMemAttachGlobal));
+    UmTraffic t[4];
+    const int wrong_sums = run_steps(counters, data, ctx.device, t);
+    CUDA_CHECK(cudaFree(data));
+    if (!counters.available()) {
+        return ctx.skip(
+            "the steps ran, but the Unified Memory counters cannot be read here, so "
+            "the predictions are not judged: " +
+            counters.why_not());
+    }
+    int right = 0;
+    for (int s = 0; s < 4; ++s) {
+        const double mib = static_cast<double>(t[s].htod.total) / (1024.0 * 1024.0);
+        const int faults = t[s].gpu_page_faults > 0 ? 1 : 0;
+        const int wrong = (std::fabs(predicted_mib_host_to_device[s] - mib) > margin_mib) +
+                          (predicted_gpu_faults[s] != faults);
+        // Records lost in a step (um_counters.hpp) would make a right prediction look wrong.
+        const std::string lost = tutorial::um_records_lost(t[s]);
+        right += wrong == 0 || !lost.empty();
+        ctx.claim(tutorial::counted_at_most(
+                      tutorial::format("step %d, %s: your prediction (%g MiB host to device, GPU "
+                                       "faults: %s) against the count (parts wrong)",
+                                       s + 1, steps[s].what, predicted_mib_host_to_device[s],
+                                       faults_word(predicted_gpu_faults[s]).c_str()),
+                      wrong, 0.0, "", steps[s].if_wrong),
+                  lost);
+    }
+    if (right == 4) {
+        std::printf("\nAll four right. What the counters reported:\n");
+        tutorial::Table table(tutorial::um_columns("step"));
+        for (int s = 0; s < 4; ++s) {
+            table.add_row(
+                tutorial::um_cells(tutorial::format("%d. %s", s + 1, steps[s].what), t[s]));
+        }
+        table.print();
+        std::printf("\n");
+    } else {
+        std::printf("\nThe counts stay hidden until every prediction is right.\n");
+    }
+    return ctx.verdict(right == 4 && wrong_sums == 0,
+                       tutorial::format("%d of 4 steps predicted right; %d of 3 kernel sums "
+                                        "wrong",
+                                        right, wrong_sums));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const tutorial::Chapter program{
+        "ex05_predict",
+        "Exercise (chapter 05_prefetch_advise): predict what the driver moves",
+        {{"check", "your predictions against the Unified Memory counters", check}}};
+    return tutorial::run_chapter(program, argc, argv);
+}
