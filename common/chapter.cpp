@@ -149,6 +149,13 @@ Options only(const Options& options, const std::string& option) {
     return one;
 }
 
+// The value of `option` in the options (0: each section's default).
+std::size_t value_of(const Options& options, const std::string& option) {
+    return option == "--size"    ? options.size
+           : option == "--iters" ? static_cast<std::size_t>(options.iters)
+                                 : static_cast<std::size_t>(options.workers);
+}
+
 // The options with `option` back at the section's default.
 void drop(Options& options, const std::string& option) {
     if (option == "--size") options.size = 0;
@@ -170,7 +177,6 @@ struct Plan {
     Options options;
     std::string note;  // "" or "<section>: --size 1 GiB is more than 256 MiB; it runs at ..."
 };
-
 
 // The options given on the command line among --size, --iters and --workers.
 std::vector<std::string> given_options(const Options& options) {
@@ -214,7 +220,8 @@ std::string fit_option(const Options& options, const std::string& option, std::v
     int takers = 0;
     int fitting = 0;
     for (Plan& plan : plans) {
-        if (!uses(plan.section->takes, option)) continue;
+        // A section already left at its default for this option has nothing more to check.
+        if (!uses(plan.section->takes, option) || value_of(plan.options, option) == 0) continue;
         ++takers;
         const std::string problem = problem_of(plan);
         if (problem.empty()) {
@@ -364,7 +371,6 @@ std::string check_memory(const Options& options, std::vector<Plan>& plans) {
     return fit_option(options, "--size", plans, [&](const Plan& plan) -> std::string {
         const Takes& t = plan.section->takes;
         const std::size_t size = plan.options.size;
-        if (size == 0) return "";  // already at its default
         const auto problem = [&](int buffers, std::size_t free, const char* where) {
             return "--size " + format_bytes(size) + " means " + std::to_string(buffers) +
                    " buffer(s) of it in " + where + " memory at once, and only " +

@@ -6,9 +6,10 @@
 //   CUDA_CHECK_LAUNCH();                    was the launch itself accepted?
 //   CUDA_CHECK_LAUNCH_SYNC();               ...and did the kernel run to completion?
 //
-// On failure each macro prints one line to stderr and ends the program with exit code 1:
+// On failure each macro prints one line to stderr and ends the program with exit code 1, the file
+// named relative to the course's folder (the build maps __FILE__ so: common/cmake/tutorial.cmake):
 //
-//   aplusb.cu:42: cudaMalloc(&p, bytes) failed: cudaErrorMemoryAllocation (out of memory)
+//   03_managed/aplusb.cu:42: cudaMalloc(&p, bytes) failed: cudaErrorMemoryAllocation (out of memory)
 //
 // Why exit instead of returning an error or throwing? These are teaching programs. A failed CUDA
 // call means the lesson's premise no longer holds, and many CUDA errors are "sticky": after an

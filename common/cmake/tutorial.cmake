@@ -168,6 +168,7 @@ function(tutorial_chapter name)
     DEPENDS ${name}
     WORKING_DIRECTORY "${CMAKE_BINARY_DIR}"  # where --csv DIR in TUTORIAL_TOUR_ARGS lands
     USES_TERMINAL
+    VERBATIM  # each argument reaches cmake whole, whatever the paths hold (' , spaces)
     COMMENT "Running ${name}")
 
   # The command line itself (parse errors, unknown sections and options, limits every chapter
@@ -523,10 +524,12 @@ function(tutorial_add_plots)
             "-DOUT=${CMAKE_BINARY_DIR}/plots" -P "${script}"
     DEPENDS 01_uva 02_pinned 05_prefetch_advise 06_vmm
     USES_TERMINAL
+    VERBATIM  # each argument reaches cmake whole, whatever the paths hold (' , spaces)
     COMMENT "Measuring and drawing the course's figures (a few minutes on a GPU)")
   add_custom_target(plots_draw
     COMMAND "${CMAKE_COMMAND}" "-DOUT=${CMAKE_BINARY_DIR}/plots" -DDRAW_ONLY=ON -P "${script}"
     USES_TERMINAL
+    VERBATIM  # each argument reaches cmake whole, whatever the paths hold (' , spaces)
     COMMENT "Drawing the course's figures from build/plots/csv")
 endfunction()
 
@@ -542,5 +545,6 @@ function(tutorial_add_tour)
     DEPENDS ${chapters}
     WORKING_DIRECTORY "${CMAKE_BINARY_DIR}"
     USES_TERMINAL
+    VERBATIM  # each argument reaches cmake whole, whatever the paths hold (' , spaces)
     COMMENT "Running every chapter in order")
 endfunction()
