@@ -103,10 +103,20 @@ option(TUTORIAL_WARNINGS_AS_ERRORS "Treat compiler warnings as errors (on when C
 # "02_pinned/error_checks.cpp:46: ...", wherever it was cloned; nvcc gets that option through
 # -Xcompiler in double quotes, as it gets the include folder (common/CMakeLists.txt).
 function(tutorial_compile_options target)
-  _tutorial_genex_value(prefix_map "-fmacro-prefix-map=${TUTORIAL_ROOT}/=")
   target_compile_options(${target} PRIVATE
-    "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra;${prefix_map}>"
-    "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra;-lineinfo;-Xcompiler=\"${prefix_map}\">")
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -lineinfo>)
+  # GCC 8 and Clang 10 have the option; a path with "=" in it cannot be written in it.
+  if(NOT DEFINED TUTORIAL_MACRO_PREFIX_MAP)
+    include(CheckCXXCompilerFlag)
+    check_cxx_compiler_flag(-fmacro-prefix-map=/course/=course/ TUTORIAL_MACRO_PREFIX_MAP)
+  endif()
+  if(TUTORIAL_MACRO_PREFIX_MAP AND NOT TUTORIAL_ROOT MATCHES "=")
+    _tutorial_genex_value(prefix_map "-fmacro-prefix-map=${TUTORIAL_ROOT}/=")
+    target_compile_options(${target} PRIVATE
+      "$<$<COMPILE_LANGUAGE:CXX>:${prefix_map}>"
+      "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=\"${prefix_map}\">")
+  endif()
   if(TUTORIAL_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE
       $<$<COMPILE_LANGUAGE:CXX>:-Werror>
