@@ -170,15 +170,24 @@ BatchResult measure_ways(std::size_t pieces, int runs) {
         if (way == 3) copy_batch(from_pageable, cudaMemcpySrcAccessOrderStream, stream);
         if (way == 4) copy_batch(from_pageable, cudaMemcpySrcAccessOrderAny, stream);
     };
-    for (int way = 0; way < static_cast<int>(r.ways.size()); ++way) {
-        r.ways[way].ms = tutorial::median_ms(1, runs, [&] {
-            CUDA_CHECK(cudaMemsetAsync(device, 0, 2 * bytes, stream));
-            CUDA_CHECK(cudaStreamSynchronize(stream));
-            tutorial::HostTimer timer;
-            submit(way);
-            CUDA_CHECK(cudaStreamSynchronize(stream));
-            return timer.elapsed_ms();
-        });
+    const int ways = static_cast<int>(r.ways.size());
+    const auto time_once = [&](int way) {
+        CUDA_CHECK(cudaMemsetAsync(device, 0, 2 * bytes, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        tutorial::HostTimer timer;
+        submit(way);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        return timer.elapsed_ms();
+    };
+    // Interleaved rounds, each way once per round after one warm-up each: a slow moment of the
+    // shared host falls on every way alike instead of on the one being timed then.
+    std::vector<std::vector<double>> samples(ways);
+    for (int way = 0; way < ways; ++way) time_once(way);
+    for (int round = 0; round < runs; ++round)
+        for (int way = 0; way < ways; ++way) samples[way].push_back(time_once(way));
+    for (int way = 0; way < ways; ++way) {
+        r.ways[way].ms = tutorial::median(samples[way]);
+        time_once(way);  // once more, then check what arrived
         *wrong = 0;
         check_pieces<<<256, 256, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(device),
                                               order_on_device, pieces, wrong);

@@ -127,43 +127,59 @@ std::size_t check_marks(const void* device, std::size_t bytes) {
            mismatches_on_device(values + bytes / 4 - marked, marked, tail_seed);
 }
 
-// Gets pinned memory the given way (timed), copies it to the device (events), gives it back
-// (timed). Medians of `runs`.
-Pinning pin_one_way(Way way, std::size_t bytes, int threads, void* device, int runs) {
-    std::vector<double> get, give, gbps;
+// Gets pinned memory the given way (timed), copies it to the device (events, median of
+// `copies`), gives it back (timed): one round.
+Pinning pin_one_way(Way way, std::size_t bytes, int threads, void* device) {
     Pinning p;
-    for (int r = 0; r < runs; ++r) {
-        tutorial::HostTimer timer;
-        char* host = nullptr;
-        if (way == malloc_host) {
-            CUDA_CHECK(cudaMallocHost(&host, bytes));
-        } else {
-            const std::size_t before = huge_bytes();
-            host = pin_large(bytes, way == register_one ? 1 : threads, way == register_huge);
-            p.huge = huge_bytes() - std::min(before, huge_bytes());
-        }
-        get.push_back(timer.elapsed_ms());
-        cudaPointerAttributes attributes{};
-        CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
-        p.pinned = p.pinned && attributes.type == cudaMemoryTypeHost;
-        mark(host, bytes);
-        const double ms = tutorial::median_event_ms(1, copies, [&] {
-            CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
-        });
-        gbps.push_back(tutorial::gb_per_s(bytes, ms));
-        p.wrong += check_marks(device, bytes);
-        timer.restart();
-        if (way == malloc_host) {
-            CUDA_CHECK(cudaFreeHost(host));
-        } else {
-            unpin_large(host, bytes);
-        }
-        give.push_back(timer.elapsed_ms());
+    tutorial::HostTimer timer;
+    char* host = nullptr;
+    if (way == malloc_host) {
+        CUDA_CHECK(cudaMallocHost(&host, bytes));
+    } else {
+        const std::size_t before = huge_bytes();
+        host = pin_large(bytes, way == register_one ? 1 : threads, way == register_huge);
+        p.huge = huge_bytes() - std::min(before, huge_bytes());
     }
-    p.get_ms = tutorial::median(get);
-    p.give_ms = tutorial::median(give);
-    p.gbps = tutorial::median(gbps);
+    p.get_ms = timer.elapsed_ms();
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+    p.pinned = attributes.type == cudaMemoryTypeHost;
+    mark(host, bytes);
+    const double ms = tutorial::median_event_ms(1, copies, [&] {
+        CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
+    });
+    p.gbps = tutorial::gb_per_s(bytes, ms);
+    p.wrong = check_marks(device, bytes);
+    timer.restart();
+    if (way == malloc_host) {
+        CUDA_CHECK(cudaFreeHost(host));
+    } else {
+        unpin_large(host, bytes);
+    }
+    p.give_ms = timer.elapsed_ms();
     return p;
+}
+
+// Interleaved rounds, every way once per round: a slow moment of the shared host falls on all
+// four ways alike instead of on the one being timed then. Medians of the rounds.
+void pin_every_way(std::size_t bytes, int threads, void* device, int runs, Pinning (&p)[ways]) {
+    std::vector<double> get[ways], give[ways], gbps[ways];
+    for (int r = 0; r < runs; ++r) {
+        for (int w = 0; w < ways; ++w) {
+            const Pinning one = pin_one_way(static_cast<Way>(w), bytes, threads, device);
+            get[w].push_back(one.get_ms);
+            give[w].push_back(one.give_ms);
+            gbps[w].push_back(one.gbps);
+            p[w].huge = one.huge;
+            p[w].pinned = p[w].pinned && one.pinned;
+            p[w].wrong += one.wrong;
+        }
+    }
+    for (int w = 0; w < ways; ++w) {
+        p[w].get_ms = tutorial::median(get[w]);
+        p[w].give_ms = tutorial::median(give[w]);
+        p[w].gbps = tutorial::median(gbps[w]);
+    }
 }
 
 }  // namespace
@@ -177,16 +193,16 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
         std::max(1, std::min(16, static_cast<int>(std::thread::hardware_concurrency())));
     const std::string thp = thp_mode();
     std::printf(
-        "Pinning %s four ways, each timed on the host (median of %d): getting it (allocate,\n"
-        "touch, pin) and giving it back; in between, an upload of all of it (events, median of\n"
+        "Pinning %s four ways, in %d rounds that take each way in turn, timed on the host\n"
+        "(medians): getting it (allocate, touch, pin) and giving it back; in between, an upload\n"
+        "of all of it (events, median of\n"
         "%d). Touching means one write per 4 KiB page. %d threads where it says T; transparent\n"
         "huge pages here: %s.\n\n",
         tutorial::format_bytes(bytes).c_str(), runs, copies, threads, thp.c_str());
     void* device = nullptr;
     CUDA_CHECK(cudaMalloc(&device, bytes));
     Pinning p[ways];
-    for (int w = 0; w < ways; ++w)
-        p[w] = pin_one_way(static_cast<Way>(w), bytes, threads, device, runs);
+    pin_every_way(bytes, threads, device, runs, p);
     CUDA_CHECK(cudaFree(device));
     const double gib = static_cast<double>(bytes) / (1ull << 30);
     const char* names[ways] = {"cudaMallocHost / cudaFreeHost",
