@@ -269,6 +269,7 @@ Counted count_ways(tutorial::UmCounters& counters, int device, std::size_t& wron
     fill_on_host(values, bytes / 4, seed);
     unsigned long long* sum = nullptr;
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));  // the kernel adds to it (its value is unused)
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const auto to = [&](cudaMemLocation where) {  // uncounted: the whole allocation, one place

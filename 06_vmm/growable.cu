@@ -53,8 +53,13 @@ public:
         static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
         static const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
         static const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
-        if (size_ > 0) CU_CHECK(cuMemUnmap(base_, size_));  // one call for all the chunks
-        for (const Chunk& chunk : chunks_) CU_CHECK(cuMemRelease(chunk.memory));
+        // cuMemUnmap takes one whole mapped range at a time (its entry), so one call per chunk.
+        std::size_t offset = 0;
+        for (const Chunk& chunk : chunks_) {
+            CU_CHECK(cuMemUnmap(base_ + offset, chunk.bytes));
+            CU_CHECK(cuMemRelease(chunk.memory));
+            offset += chunk.bytes;
+        }
         CU_CHECK(cuMemAddressFree(base_, reserved_));
     }
     GrowableBuffer(const GrowableBuffer&) = delete;
@@ -111,9 +116,11 @@ private:
         moved_bytes_ = size_;
         taken_while_mapped_twice_ =
             in_use_during > in_use_before ? in_use_during - in_use_before : 0;
-        if (size_ > 0) {
-            CU_CHECK(cuMemSetAccess(bigger, size_, &access_, 1));
-            CU_CHECK(cuMemUnmap(base_, size_));
+        if (size_ > 0) CU_CHECK(cuMemSetAccess(bigger, size_, &access_, 1));
+        offset = 0;
+        for (const Chunk& chunk : chunks_) {  // the old mappings, one whole mapping a call
+            CU_CHECK(cuMemUnmap(base_ + offset, chunk.bytes));
+            offset += chunk.bytes;
         }
         CU_CHECK(cuMemAddressFree(base_, reserved_));
         base_ = bigger;

@@ -386,6 +386,7 @@ UmTraffic UmCounters::measure(const std::function<void()>& step) {
     }
 #endif
     step();
+    CUDA_CHECK(cudaDeviceSynchronize());  // the same order as with the counters on
     return UmTraffic{};
 }
 
