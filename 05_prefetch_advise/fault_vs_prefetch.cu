@@ -178,9 +178,9 @@ Counted count_steps(tutorial::UmCounters& counters, std::size_t bytes, int devic
 void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters, const Counted& c,
                    std::size_t bytes, const std::string& coherent) {
     std::printf(
-        "\\nBoth ways the same bytes cross the link: the difference is who asks. Faulting, the\\n"
-        "kernel (or the CPU) stops on each missing page; a prefetch moves the range as one\\n"
-        "requested migration, and the reader after it finds every page in place.\\n\\n");
+        "\nBoth ways the same bytes cross the link: the difference is who asks. Faulting, the\n"
+        "kernel (or the CPU) stops on each missing page; a prefetch moves the range as one\n"
+        "requested migration, and the reader after it finds every page in place.\n\n");
     ctx.claim(tutorial::counted_at_least(
                   "a kernel's first touch of CPU-written pages pulls them to the GPU (MiB host to "
                   "device, % of the buffer)",
