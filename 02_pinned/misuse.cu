@@ -149,12 +149,14 @@ void report_misuse_claims(tutorial::Context& ctx, const tutorial::ChildResult& c
         "pinning a range that is already registered is refused",
         code_of(tutorial::child_answer(calls, register_twice)),
         "cudaErrorHostMemoryAlreadyRegistered", "the driver registered the range a second time",
-        "Runtime API reference: cudaHostRegister"));
+        "Runtime API reference: cudaHostRegister (its return list; enum cudaError: "
+        "cudaErrorHostMemoryAlreadyRegistered is a range already registered)"));
     ctx.claim(tutorial::documented_error(
         "unregistering memory that was never registered is refused",
         code_of(tutorial::child_answer(calls, unregister_never)),
         "cudaErrorHostMemoryNotRegistered", "the driver accepted memory it never registered",
-        "Runtime API reference: cudaHostUnregister"));
+        "Runtime API reference: cudaHostUnregister (its return list; enum cudaError: "
+        "cudaErrorHostMemoryNotRegistered is a pointer to no registered range)"));
     // Any CUDA error counts: driver 580 reports cudaErrorIllegalAddress.
     const bool faulted = wrote.exited && wrote.exit_code != 0 && !wrote.timed_out;
     ctx.claim(tutorial::observed(
