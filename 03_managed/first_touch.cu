@@ -93,14 +93,6 @@ double in_mib(std::uint64_t bytes) {
     return static_cast<double>(bytes) / (1024.0 * 1024.0);
 }
 
-// Why a counted claim about `step` cannot be judged here, or "".
-std::string why_not_counted(const tutorial::UmCounters& counters, const std::string& paging,
-                            const tutorial::UmTraffic& step) {
-    if (!counters.available()) return counters.why_not();
-    if (!paging.empty()) return paging;
-    return tutorial::um_records_lost(step);
-}
-
 // What moved at each first touch, as the driver's counters report it, and the claims on it.
 void count_and_judge(tutorial::Context& ctx, const std::string& paging) {
     tutorial::UmCounters counters;
@@ -126,27 +118,27 @@ void count_and_judge(tutorial::Context& ctx, const std::string& paging) {
                   in_mib(s.gpu_first.htod.total), 1.0, " MiB",
                   "the buffer's pages were in host memory when the kernel touched it: the CPU "
                   "wrote it first"),
-              why_not_counted(counters, paging, s.gpu_first));
+              tutorial::why_not_counted(counters, {&s.gpu_first}, paging));
     ctx.claim(tutorial::counted_at_most(
                   "the CPU's first writes to a fresh managed buffer move nothing from the "
                   "device: MiB device to host",
                   in_mib(s.cpu_first.dtoh.total), 1.0, " MiB",
                   "the buffer's pages were in device memory when the CPU wrote it: a kernel "
                   "touched it first"),
-              why_not_counted(counters, paging, s.cpu_first));
+              tutorial::why_not_counted(counters, {&s.cpu_first}, paging));
     ctx.claim(tutorial::counted_at_least(
                   "a kernel touching managed pages the CPU wrote first pulls them to the GPU: MiB "
                   "host to device, as a share of the buffer",
                   100.0 * in_mib(s.gpu_after.htod.total) / buffer_mib, 90.0, "%",
                   "the pages were in device memory before the kernel ran (prefetched, or first "
                   "touched by a kernel), or the GPU read them in host memory where they were"),
-              why_not_counted(counters, paging, s.gpu_after));
+              tutorial::why_not_counted(counters, {&s.gpu_after}, paging));
     ctx.claim(tutorial::counted_at_least(
                   "a kernel touching managed pages the CPU wrote first takes GPU page faults",
                   static_cast<double>(s.gpu_after.gpu_page_faults), 1.0, " faults",
                   "the pages were moved to the GPU before the kernel ran (a prefetch), so it "
                   "never faulted"),
-              why_not_counted(counters, paging, s.gpu_after));
+              tutorial::why_not_counted(counters, {&s.gpu_after}, paging));
 }
 
 }  // namespace

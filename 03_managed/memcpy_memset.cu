@@ -410,8 +410,8 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
     judge_sides(ctx, facts,
                 !concurrent ? "concurrentManagedAccess = 0 here: whether the CPU may touch the "
                               "pages depends on what else the GPU runs"
-                : !counters.available() ? counters.why_not()
-                                        : tutorial::why_hardware_coherent(ctx.device));
+                            : tutorial::why_not_counted(
+                                  counters, {}, tutorial::why_hardware_coherent(ctx.device)));
     const int cases = static_cast<int>(sides.size());
     return ctx.verdict(defined.succeeded() && wrong == 0 && facts.data_ok == cases,
                        tutorial::format("%s pairs the reference defines copied, both memsets "

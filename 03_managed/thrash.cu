@@ -156,9 +156,9 @@ RoundFacts count_and_judge(tutorial::Context& ctx, const Case& separate_case,
     }
     table.print();
     const RoundFacts f = facts_of(separate, same);
-    std::string why = !counters.available() ? counters.why_not()
-                                            : tutorial::why_pages_need_not_migrate(ctx.device);
-    if (why.empty()) why = f.lost;
+    std::string why = tutorial::why_not_counted(
+        counters, {}, tutorial::why_pages_need_not_migrate(ctx.device));
+    if (why.empty()) why = f.lost;  // its steps were counted in loops: their losses, collected
     std::printf("\n");
     ctx.claim(tutorial::counted_at_least(
                   "CPU and GPU writing the same page in turns move it both ways in each of rounds "

@@ -463,4 +463,15 @@ std::string describe(const UmTraffic& t) {
     return text;
 }
 
+std::string why_not_counted(const UmCounters& counters,
+                            std::initializer_list<const UmTraffic*> steps,
+                            const std::string& hardware) {
+    if (!counters.available()) return counters.why_not();
+    if (!hardware.empty()) return hardware;
+    for (const UmTraffic* step : steps) {
+        if (std::string lost = um_records_lost(*step); !lost.empty()) return lost;
+    }
+    return "";
+}
+
 }  // namespace tutorial

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,13 @@ std::string describe(const UmTraffic& traffic);
 // no GPU fault counted, or bytes moved to serve CPU faults with no CPU fault counted. Returns
 // the reason, or "" when nothing points to a loss (which does not prove that none happened).
 std::string um_records_lost(const UmTraffic& traffic);
+
+// Why a claim counted from `steps` cannot be judged here, or "" when it can: the counters cannot
+// be read (counters.why_not()), `hardware` says why this device may rightly do otherwise, or the
+// records of one of the steps were evidently lost (um_records_lost). Pass it to ctx.claim.
+std::string why_not_counted(const UmCounters& counters,
+                            std::initializer_list<const UmTraffic*> steps,
+                            const std::string& hardware = "");
 
 // Bytes as MiB with one decimal: "64.0".
 std::string mib(std::uint64_t bytes);

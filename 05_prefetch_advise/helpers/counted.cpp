@@ -28,13 +28,3 @@ void CountedSteps::print(const std::string& title) const {
         std::printf("(\"-\": not counted here, %s)\n", counters_.why_not().c_str());
     }
 }
-
-std::string why_not_counted(const tutorial::UmCounters& counters,
-                            std::initializer_list<const tutorial::UmTraffic*> steps,
-                            const std::string& hardware) {
-    if (!counters.available()) return counters.why_not();
-    for (const tutorial::UmTraffic* step : steps) {
-        if (const std::string lost = tutorial::um_records_lost(*step); !lost.empty()) return lost;
-    }
-    return hardware;
-}

@@ -36,9 +36,4 @@ private:
     tutorial::Table table_;
 };
 
-// Why a claim counted from `steps` is not judged: the counters cannot be read here, records of
-// one of the steps were evidently lost, or `hardware` (why this device may rightly do otherwise);
-// "" when it is judged.
-std::string why_not_counted(const tutorial::UmCounters& counters,
-                            std::initializer_list<const tutorial::UmTraffic*> steps,
-                            const std::string& hardware = "");
+using tutorial::why_not_counted;  // common/um_counters.hpp
