@@ -1,7 +1,7 @@
 """Reads the claims the course's sources make, for .ci/claims-table and .ci/check-references.
 
 A claim is a call of `tutorial::documented(...)`, `tutorial::documented_error(...)`,
-`tutorial::observed(...)`, `tutorial::at_least(...)` or `tutorial::at_most(...)` (common/claim.hpp).
+`tutorial::observed(...)`, `tutorial::at_least(...)` or `tutorial::at_most(...)` (common/harness/claim.hpp).
 Its arguments are split at top-level commas, string literals are joined, and an argument that is a
 name is looked up among the file's `constexpr const char* NAME = "...";` (or `const char* const`)
 constants, so a section may name its reference once and use it for several claims.

@@ -1,8 +1,8 @@
 // Section `attributes`: ask cudaPointerGetAttributes about every kind of pointer a program has.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -251,3 +251,5 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
                                         "device and addresses",
                                         total - t.wrong, total));
 }
+
+TUTORIAL_SECTION(attributes, run_attributes);

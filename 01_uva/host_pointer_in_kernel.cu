@@ -2,10 +2,11 @@
 // Convenient, but every access crosses PCIe: measured here against device memory.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <string>
@@ -200,3 +201,5 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
                        "kernel writes through the host pointer verified, cudaHostGetDevicePointer "
                        "gave the same address, both timed sums match the CPU's");
 }
+
+TUTORIAL_SECTION(host_pointer_in_kernel, run_host_pointer_in_kernel);

@@ -1,6 +1,5 @@
 // Chapter 01: unified virtual addressing (UVA).
-#include "common/cli.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 int main(int argc, char** argv) {
     using tutorial::GiB;
@@ -12,29 +11,18 @@ int main(int argc, char** argv) {
         "01_uva",
         "Unified virtual addressing: one address space for host and device",
         {
-            Section{"attributes", "cudaPointerGetAttributes on every kind of pointer",
-                    run_attributes},
+            Section{"attributes", "cudaPointerGetAttributes on every kind of pointer"},
             // Source and destination: two device (or managed) buffers at once, or two host ones.
             Section{"memcpy_default", "cudaMemcpyDefault between every pair of memory kinds",
-                    run_memcpy_default, Takes{size}.holds(2, 2)},
+                    Takes{size}.holds(2, 2)},
             Section{"host_pointer_in_kernel", "a kernel using a pinned host pointer, and its cost",
-                    run_host_pointer_in_kernel, Takes{size}.holds(1, 1).iters()},
-            Section{"threads", "a second host thread uses the main thread's buffer and event",
-                    run_threads},
-            Section{"other_process", "a device pointer sent to another process fails there (fault)",
-                    run_other_process},
-            Section{"peer_access", "one GPU's kernels using another GPU's memory (2+ GPUs)",
-                    run_peer_access},
-            Section{"peer_bandwidth", "copy GB/s and latency for every pair of GPUs (2+ GPUs)",
-                    run_peer_bandwidth},
-            Section{"portable_pinned", "one cudaHostAllocPortable buffer used by every GPU (2+)",
-                    run_portable_pinned},
-        },
-        {
-            {"wrong_kind", child_wrong_kind},
-            {"use_foreign_pointer", child_use_foreign_pointer},
-            {"peer_refusals", child_peer_refusals},
-            {"peer_read_too_early", child_peer_read_too_early},
+                    Takes{size}.holds(1, 1).iters()},
+            Section{"threads", "a second host thread uses the main thread's buffer and event"},
+            Section{"other_process",
+                    "a device pointer sent to another process fails there (fault)"},
+            Section{"peer_access", "one GPU's kernels using another GPU's memory (2+ GPUs)"},
+            Section{"peer_bandwidth", "copy GB/s and latency for every pair of GPUs (2+ GPUs)"},
+            Section{"portable_pinned", "one cudaHostAllocPortable buffer used by every GPU (2+)"},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

@@ -3,10 +3,10 @@
 // cudaMemcpy entry (what happens is this driver's choice); only a value that is no kind at all
 // has a documented error (cudaErrorInvalidMemcpyDirection).
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -155,3 +155,6 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
                                         "is none refused with %s",
                                         16 - bad_pairs, returned.c_str()));
 }
+
+TUTORIAL_SECTION(memcpy_default, run_memcpy_default);
+TUTORIAL_CHILD(wrong_kind, child_wrong_kind);

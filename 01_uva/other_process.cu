@@ -1,10 +1,10 @@
 // Section `other_process` (a fault demo): a device pointer is only an address in this process's
 // virtual address space. Handed to another process as a number, it points at nothing there.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cinttypes>
 #include <cstdint>
@@ -150,3 +150,6 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
                        "context; the fault itself and this process's intact buffer are what this "
                        "driver did");
 }
+
+TUTORIAL_SECTION(other_process, run_other_process);
+TUTORIAL_CHILD(use_foreign_pointer, child_use_foreign_pointer);

@@ -3,11 +3,12 @@
 // cudaDeviceEnablePeerAccess maps that memory into its own page tables. The failures (a kernel
 // using a peer pointer too early, the refused enable and disable calls) run in child processes.
 #include "common/check.hpp"
-#include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -324,3 +325,7 @@ tutorial::Result run_peer_access(tutorial::Context& ctx) {
         tutorial::this_driver().c_str());
     return report_peer_claims(ctx, r, can, read_ok, atomics_everywhere);
 }
+
+TUTORIAL_SECTION(peer_access, run_peer_access);
+TUTORIAL_CHILD(peer_refusals, child_peer_refusals);
+TUTORIAL_CHILD(peer_read_too_early, child_peer_read_too_early);

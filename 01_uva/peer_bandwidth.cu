@@ -6,10 +6,11 @@
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -205,7 +206,6 @@ void measure_pair(PairRates& p, const Buffers& b, bool peer, int runs, int copie
     p.kernel = tutorial::gb_per_s(bytes, kernel_read_ms(b, p.from, p.to, runs));
 }
 
-
 BandwidthResult measure_bandwidth(int gpus, std::size_t count, int copies, int runs, Hold& hold) {
     BandwidthResult r;
     r.gpus = gpus;
@@ -374,3 +374,5 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
                  gpus, &PairRates::kernel, "%.1f", limit);
     return report_peer_bandwidth(ctx, r, limit);
 }
+
+TUTORIAL_SECTION(peer_bandwidth, run_peer_bandwidth);

@@ -5,9 +5,9 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -207,3 +207,5 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
         right == uses,
         format("every GPU's kernels read and wrote both buffers: %d of %d right", right, uses));
 }
+
+TUTORIAL_SECTION(portable_pinned, run_portable_pinned);

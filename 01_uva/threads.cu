@@ -3,8 +3,8 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <future>
@@ -94,3 +94,5 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
                                                     "wrote are in the main thread's buffer",
                                                     count));
 }
+
+TUTORIAL_SECTION(threads, run_threads);

@@ -1,10 +1,10 @@
 // Section `alloc_cost`: what pinning costs (time to allocate or register, memory the OS can no
 // longer page out) and after how many transfers it has paid for itself.
 #include "common/check.hpp"
-#include "common/child.hpp"
-#include "common/report.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <linux/capability.h>
 #include <sys/resource.h>
@@ -328,3 +328,6 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
                        "cudaPointerGetAttributes saw every pinned allocation as host memory, "
                        "and malloc memory as unregistered before and after registration");
 }
+
+TUTORIAL_SECTION(alloc_cost, run_alloc_cost);
+TUTORIAL_CHILD(pin_under_memlock, child_pin_under_memlock);

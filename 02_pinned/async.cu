@@ -4,10 +4,11 @@
 #include "common/buffer.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -318,3 +319,5 @@ tutorial::Result run_async(tutorial::Context& ctx) {
                               "(K = 1 to %d streams) produced the CPU's expected results",
                               stream_counts.back()));
 }
+
+TUTORIAL_SECTION(async, run_async);

@@ -3,10 +3,11 @@
 // (where the PCIe link does).
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -262,3 +263,5 @@ tutorial::Result run_bandwidth(tutorial::Context& ctx) {
                                                   "data that was sent",
                                                   totals.checked - totals.failed, totals.checked));
 }
+
+TUTORIAL_SECTION(bandwidth, run_bandwidth);

@@ -2,8 +2,8 @@
 // a value carried through all three, and each one freed with the call that matches how it was
 // allocated.
 #include "common/check.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <limits>
@@ -105,3 +105,5 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
                                         "survived pageable -> device -> pinned",
                                         count));
 }
+
+TUTORIAL_SECTION(basics, run_basics);

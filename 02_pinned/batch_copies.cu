@@ -4,11 +4,11 @@
 // them all at once, with attributes that say how the sources may be read: in stream order, or
 // out of it (which lets the driver read pageable memory without staging each piece).
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -260,3 +260,6 @@ tutorial::Result run_batch_copies(tutorial::Context& ctx) {
                               "pieces",
                               r.ways.size(), pieces));
 }
+
+TUTORIAL_SECTION(batch_copies, run_batch_copies);
+TUTORIAL_CHILD(batch_misuse, child_batch_misuse);

@@ -3,10 +3,10 @@
 // Here a fresh process (the parent already has a context, so it cannot show this) asks the driver
 // after each call whether the primary context exists yet.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -156,3 +156,7 @@ tutorial::Result run_context(tutorial::Context& ctx) {
         "the context's state after each call, read from the driver, against the entries named "
         "above");
 }
+
+TUTORIAL_SECTION(context, run_context);
+TUTORIAL_CHILD(context_steps, child_context_steps);
+TUTORIAL_CHILD(context_without_set_device, child_context_without_set_device);

@@ -2,9 +2,9 @@
 // the course's CUDA_CHECK, on the same program with the same failing call. Each version runs in a
 // fresh child process, so that what it prints and how it ends can be compared.
 #include "common/check.hpp"
-#include "common/child.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -174,3 +174,6 @@ tutorial::Result run_error_checks(tutorial::Context& ctx) {
                        "cudaMalloc's documented error in both versions, and where each stopped; "
                        "what checkRuntime's program did next is this driver's");
 }
+
+TUTORIAL_SECTION(error_checks, run_error_checks);
+TUTORIAL_CHILD(tutorial_program, child_tutorial_program);

@@ -3,8 +3,8 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -265,3 +265,5 @@ tutorial::Result run_flags(tutorial::Context& ctx) {
                               "pointer, with cudaHostAlloc's flags reported back as asked",
                               n.expected, n.tried));
 }
+
+TUTORIAL_SECTION(flags, run_flags);

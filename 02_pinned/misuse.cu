@@ -2,10 +2,10 @@
 // writing to memory registered read-only. Each runs in a child process, because some of these
 // kill the process or its CUDA context.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -215,3 +215,8 @@ tutorial::Result run_misuse(tutorial::Context& ctx) {
                        "the two refusals the reference names came back with its codes; the other "
                        "misuses are what this driver did");
 }
+
+TUTORIAL_SECTION(misuse, run_misuse);
+TUTORIAL_CHILD(mismatched_calls, child_mismatched_calls);
+TUTORIAL_CHILD(free_pinned, child_free_pinned);
+TUTORIAL_CHILD(write_read_only, child_write_read_only);

@@ -7,9 +7,9 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <sys/mman.h>
 
@@ -253,3 +253,5 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
                               "marked ends of every upload arrived: %zu values wrong",
                               wrong));
 }
+
+TUTORIAL_SECTION(pinning_at_scale, run_pinning_at_scale);

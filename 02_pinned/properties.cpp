@@ -3,10 +3,10 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/predictions.hpp"
-#include "common/report.hpp"
+#include "common/harness/predictions.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -193,3 +193,5 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
             ? "integrated = 1: the GPU shares the CPU's DRAM, so no PCIe link lies in between."
             : "integrated = 0: host memory is on the other side of a PCIe (or NVLink) link.");
 }
+
+TUTORIAL_SECTION(properties, run_properties);

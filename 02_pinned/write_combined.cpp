@@ -2,9 +2,9 @@
 // ordinary pinned memory and pageable memory, and how fast each one uploads to the device.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -149,3 +149,5 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
                                          "and the device received exactly the data",
                                          good));
 }
+
+TUTORIAL_SECTION(write_combined, run_write_combined);

@@ -1,10 +1,10 @@
 // Section `concurrency`: when may the CPU touch managed memory while the GPU is busy?
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cuda/atomic>
 
@@ -297,3 +297,6 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
                                                        "%d",
                                                        ok_parts, concurrent ? 1 : 0));
 }
+
+TUTORIAL_SECTION(concurrency, run_concurrency);
+TUTORIAL_CHILD(touch_during_kernel, child_touch_during_kernel);

@@ -2,9 +2,10 @@
 // where the data is first touched: GPU memory for a kernel, host memory for the CPU.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "common/um_counters.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
+#include "common/harness/um_counters.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -230,3 +231,5 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
                                         tutorial::format_bytes(bytes).c_str(),
                                         used(on_alloc).c_str(), used(on_alloc_2).c_str()));
 }
+
+TUTORIAL_SECTION(first_touch, run_first_touch);

@@ -2,9 +2,9 @@
 // forked child's use of managed data undefined and a fork followed at once by exec safe. What a
 // forked child's CUDA call does, and a fork before CUDA starts, are this driver's behaviour.
 #include "common/check.hpp"
-#include "common/child.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,3 +182,8 @@ tutorial::Result run_fork(tutorial::Context& ctx) {
                                                    exec.describe().c_str(),
                                                    parent_ok ? "intact" : "WRONG"));
 }
+
+TUTORIAL_SECTION(fork, run_fork);
+TUTORIAL_CHILD(fork_after_init, child_fork_after_init);
+TUTORIAL_CHILD(fork_before_init, child_fork_before_init);
+TUTORIAL_CHILD(use_cuda, child_use_cuda);

@@ -1,9 +1,9 @@
 // Section `managed_globals`: __device__ __managed__ variables, used by name from host and device.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <string>
@@ -153,3 +153,6 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
                                         "first access",
                                         result, gpu_saw));
 }
+
+TUTORIAL_SECTION(managed_globals, run_managed_globals);
+TUTORIAL_CHILD(touch_managed_variable, child_touch_managed_variable);

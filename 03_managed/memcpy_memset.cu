@@ -1,12 +1,13 @@
 // Section `memcpy_memset`: cudaMemcpy and cudaMemset on managed memory.
 #include "common/buffer.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
+#include "common/harness/um_counters.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
-#include "common/um_counters.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -419,3 +420,6 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
                                         "part 3's calls summed what the call left",
                                         copied.c_str(), facts.data_ok, cases));
 }
+
+TUTORIAL_SECTION(memcpy_memset, run_memcpy_memset);
+TUTORIAL_CHILD(managed_copies, child_managed_copies);

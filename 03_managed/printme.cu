@@ -1,7 +1,7 @@
 // Section `printme`: the host writes a string into managed memory and a kernel prints it. The
 // kernel also copies the string back, so the section can check what the GPU actually read.
 #include "common/check.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -56,3 +56,5 @@ tutorial::Result run_printme(tutorial::Context& ctx) {
                        "the kernel read exactly the string the host wrote (its copy "
                        "compared byte for byte)");
 }
+
+TUTORIAL_SECTION(printme, run_printme);

@@ -1,11 +1,11 @@
 // Section `properties`: which kind of unified-memory system this is. Each property predicts a
 // behaviour, and the section tries it (in a child process where it can crash).
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/predictions.hpp"
-#include "sections.hpp"
+#include "common/harness/predictions.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <csignal>
 #include <string>
@@ -129,3 +129,5 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
             std::to_string(prop.hostNativeAtomicSupported) +
             ".\nThis system: " + unified_memory_kind(prop) + ".");
 }
+
+TUTORIAL_SECTION(properties, run_properties);

@@ -1,9 +1,9 @@
 // Section `system_allocator`: can a kernel use malloc, stack or global memory, which CUDA never
 // allocated? Promised where pageableMemoryAccess = 1; where 0, what happens is the driver's.
 #include "common/check.hpp"
-#include "common/child.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -135,3 +135,6 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
                                         pageable_access ? 1 : 0, system_memory.c_str(),
                                         control.succeeded() ? "worked" : "FAILED"));
 }
+
+TUTORIAL_SECTION(system_allocator, run_system_allocator);
+TUTORIAL_CHILD(system_memory, child_system_memory);

@@ -2,10 +2,11 @@
 // page migrates back and forth every round; on separate pages it stays where it is used.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
+#include "common/harness/um_counters.hpp"
 #include "common/timing.hpp"
-#include "common/um_counters.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -271,3 +272,5 @@ tutorial::Result run_thrash(tutorial::Context& ctx) {
                                                       "round wrote",
                                                       correct));
 }
+
+TUTORIAL_SECTION(thrash, run_thrash);

@@ -2,10 +2,11 @@
 // attached to the host, so the CPU may write it while a kernel runs, on every system.
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
+#include "helpers/attach_rules.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -110,3 +111,6 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
                                         "and afterwards x = %d (expected 10), y = %d (expected 20)",
                                         cudaGetErrorName(seen.at_write), seen.x, seen.y));
 }
+
+TUTORIAL_SECTION(attach_host, run_attach_host);
+TUTORIAL_CHILD(attach_host, child_attach_host);

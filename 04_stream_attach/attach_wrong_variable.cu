@@ -3,10 +3,11 @@
 // cudaStreamAttachMemAsync itself.
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
+#include "helpers/attach_rules.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -265,3 +266,8 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
                                         "reference promises",
                                         concurrent ? 1 : 0));
 }
+
+TUTORIAL_SECTION(attach_wrong_variable, run_attach_wrong_variable);
+TUTORIAL_CHILD(wrong_variable, child_wrong_variable);
+TUTORIAL_CHILD(attach_rules, child_attach_rules);
+TUTORIAL_CHILD(attach_pending, child_attach_pending);

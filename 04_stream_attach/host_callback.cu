@@ -4,8 +4,8 @@
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -180,3 +180,5 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
     return ctx.verdict(in_callback && woke_after_work,
                        "the values the CPU and the kernels saw on each side of a callback");
 }
+
+TUTORIAL_SECTION(host_callback, run_host_callback);

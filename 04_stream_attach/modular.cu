@@ -3,10 +3,11 @@
 // kernel is running; then the object's stream goes away and its memory is handed to others.
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "sections.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/chapter.hpp"
+#include "helpers/attach_rules.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -204,3 +205,6 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
                                         ok, parts, concurrent ? 1 : 0,
                                         concurrent ? "" : " (part 2 is left open by the Guide)"));
 }
+
+TUTORIAL_SECTION(modular, run_modular);
+TUTORIAL_CHILD(construct_global, child_construct_global);

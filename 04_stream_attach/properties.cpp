@@ -2,12 +2,13 @@
 // Each property predicts a behaviour, and the section tries it (in a child where it can crash).
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/predictions.hpp"
-#include "common/report.hpp"
+#include "common/harness/predictions.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
+#include "helpers/attach_rules.hpp"
 
 #include <string>
 
@@ -86,3 +87,5 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
                    : "With concurrentManagedAccess = 0, stream attach decides what the CPU may\n"
                      "touch while kernels run.");
 }
+
+TUTORIAL_SECTION(properties, run_properties);

@@ -3,9 +3,9 @@
 // the same data. Then the price of putting every thread's work into the legacy NULL stream instead.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -228,3 +228,5 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
                                         "in all %d variants",
                                         variants_run));
 }
+
+TUTORIAL_SECTION(threads, run_threads);

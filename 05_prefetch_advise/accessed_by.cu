@@ -8,12 +8,13 @@
 // say what moved in each step.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/counted.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -335,3 +336,5 @@ tutorial::Result run_accessed_by(tutorial::Context& ctx) {
                               "append, was right (%d runs each way, and the counted steps)",
                               runs));
 }
+
+TUTORIAL_SECTION(accessed_by, run_accessed_by);

@@ -6,11 +6,12 @@
 // the GPUs (NVLink on the course's machines), every time.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -148,3 +149,5 @@ tutorial::Result run_accessed_by_peer(tutorial::Context& ctx) {
     return ctx.verdict(without.wrong + with.wrong == 0,
                        "all six reads returned the data's sum, with and without the advice");
 }
+
+TUTORIAL_SECTION(accessed_by_peer, run_accessed_by_peer);

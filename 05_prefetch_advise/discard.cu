@@ -12,13 +12,13 @@
 // (observed, never judged or used), and relies only on the ranges it kept. The batch calls need
 // concurrentManagedAccess = 1 on every device in the system, not only this one.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/counted.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -375,3 +375,6 @@ tutorial::Result run_discard(tutorial::Context& ctx) {
     return ctx.verdict(p.kept_wrong == 0,
                        "the chunks not discarded arrived on the CPU as the kernel wrote them");
 }
+
+TUTORIAL_SECTION(discard, run_discard);
+TUTORIAL_CHILD(discard_misuse, child_discard_misuse);

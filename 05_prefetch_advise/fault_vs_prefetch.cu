@@ -2,12 +2,13 @@
 // faults on first touch, an explicit prefetch, and a cudaMemcpy from pinned memory.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/counted.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -292,3 +293,5 @@ tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
                               "and the CPU saw the GPU's new data; so did the 4 counted reads",
                               4 * runs + 1));
 }
+
+TUTORIAL_SECTION(fault_vs_prefetch, run_fault_vs_prefetch);

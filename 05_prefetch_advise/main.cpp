@@ -1,6 +1,5 @@
 // Chapter 05: prefetching and memory advice for managed memory.
-#include "common/cli.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 int main(int argc, char** argv) {
     using tutorial::GiB;
@@ -13,39 +12,32 @@ int main(int argc, char** argv) {
         "05_prefetch_advise",
         "Prefetching and memory advice: cudaMemPrefetchAsync, cudaMemAdvise, measured",
         {
-            Section{"properties", "what prefetching and advice can do on this device",
-                    run_properties},
+            Section{"properties", "what prefetching and advice can do on this device"},
             Section{"fault_vs_prefetch", "page faults vs prefetch vs cudaMemcpy, both ways",
-                    run_fault_vs_prefetch, Takes{size}.iters()},
+                    Takes{size}.iters()},
             Section{"prefetch_flow",
                     "the Unified Memory appendix's foo(stream): prefetch, kernel, back",
-                    run_prefetch_flow, Takes{size}.iters()},
+                    Takes{size}.iters()},
             Section{"read_mostly", "cudaMemAdviseSetReadMostly: copies on both sides",
-                    run_read_mostly, Takes{size}.iters()},
+                    Takes{size}.iters()},
             Section{"preferred_location", "cudaMemAdviseSetPreferredLocation: map, not migrate",
-                    run_preferred_location, size},
+                    size},
             // The appendix's ints hold 2 * (a + b + i): at most 1 GiB keeps that inside an int.
             Section{"accessed_by", "cudaMemAdviseSetAccessedBy on the appendix's write/append",
-                    run_accessed_by, Takes{}.size(16, 1 * GiB).iters()},
-            Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice",
-                    run_range_attributes},
+                    Takes{}.size(16, 1 * GiB).iters()},
+            Section{"range_attributes", "cudaMemRangeGetAttribute(s) after each advice"},
             // CUDA 13.0's batch calls for managed memory.
             Section{"discard", "dead data: discarded, its pages move without it",
-                    run_discard, Takes{}.size(4 * MiB, 4 * GiB).holds(2, 2).iters()},
+                    Takes{}.size(4 * MiB, 4 * GiB).holds(2, 2).iters()},
             Section{"prefetch_batch", "many ranges: a loop of prefetches, one batch call, the span",
-                    run_prefetch_batch, Takes{}.iters()},
+                    Takes{}.iters()},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"read_mostly_gpus", "ReadMostly copies on every GPU, the appendix's loop (2+)",
-                    run_read_mostly_gpus, Takes{size}.iters()},
+                    Takes{size}.iters()},
             Section{"accessed_by_peer", "GPU 0 reads GPU 1's pages: faults vs AccessedBy (2+)",
-                    run_accessed_by_peer, size},
+                    size},
             Section{"prefetch_between_gpus", "cudaMemPrefetchAsync GPU to GPU vs a peer copy (2+)",
-                    run_prefetch_between_gpus, Takes{size}.iters()},
-        },
-        {
-            {"advise_malloc", child_advise_malloc},
-            {"discard_misuse", child_discard_misuse},
-            {"prefetch_batch_misuse", child_prefetch_batch_misuse},
+                    Takes{size}.iters()},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

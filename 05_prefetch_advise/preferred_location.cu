@@ -3,12 +3,13 @@
 // overrides it.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/counted.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -302,3 +303,5 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
                        "every read, GPU or CPU, first or second, returned the sum of "
                        "the data written, in the timed and the counted steps");
 }
+
+TUTORIAL_SECTION(preferred_location, run_preferred_location);

@@ -8,14 +8,14 @@
 // = 1 on every device in the system, not only the one prefetched to (its Runtime API reference
 // entry).
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/counted.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -454,3 +454,6 @@ tutorial::Result run_prefetch_batch(tutorial::Context& ctx) {
                "loop, the batch and %zu of %zu split ranges",
                count - split.misrecorded, count));
 }
+
+TUTORIAL_SECTION(prefetch_batch, run_prefetch_batch);
+TUTORIAL_CHILD(prefetch_batch_misuse, child_prefetch_batch_misuse);

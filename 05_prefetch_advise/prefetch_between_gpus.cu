@@ -4,11 +4,12 @@
 // through host memory would allow at best).
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -200,3 +201,5 @@ tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
                                             "wrong",
                                             r.wrong));
 }
+
+TUTORIAL_SECTION(prefetch_between_gpus, run_prefetch_between_gpus);

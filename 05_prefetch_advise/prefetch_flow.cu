@@ -4,10 +4,10 @@
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -178,3 +178,5 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
                                         "%d runs of foo with and without prefetches",
                                         2 * runs + 3));
 }
+
+TUTORIAL_SECTION(prefetch_flow, run_prefetch_flow);

@@ -1,13 +1,13 @@
 // Section `properties`: what prefetching and advice can do on this device. Each property predicts
 // a behaviour, and the section tries it.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/predictions.hpp"
-#include "common/report.hpp"
+#include "common/harness/predictions.hpp"
+#include "common/harness/report.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -149,3 +149,6 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
                          "atomics on host-mapped pages native.",
                          p.host_native_atomic_supported));
 }
+
+TUTORIAL_SECTION(properties, run_properties);
+TUTORIAL_CHILD(advise_malloc, child_advise_malloc);

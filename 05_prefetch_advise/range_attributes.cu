@@ -4,9 +4,9 @@
 // define every value except one, how the host appears in the AccessedBy list, which the entry
 // leaves open (it promises device ids); that row shows what this driver did.
 #include "common/check.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <unistd.h>
 
@@ -229,3 +229,5 @@ tutorial::Result run_range_attributes(tutorial::Context& ctx) {
                               "mismatches)",
                               checks.documented_mismatches()));
 }
+
+TUTORIAL_SECTION(range_attributes, run_range_attributes);

@@ -3,12 +3,13 @@
 // invalidates every copy but the writer's.
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/counted.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -277,3 +278,5 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
                        "every kernel and CPU read returned the data last written, with and "
                        "without the advice, in the timed and the counted steps");
 }
+
+TUTORIAL_SECTION(read_mostly, run_read_mostly);

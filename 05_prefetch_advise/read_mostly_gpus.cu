@@ -6,10 +6,10 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/managed.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -179,3 +179,5 @@ tutorial::Result run_read_mostly_gpus(tutorial::Context& ctx) {
                               "advice, and the written values after the write",
                               2 * rounds));
 }
+
+TUTORIAL_SECTION(read_mostly_gpus, run_read_mostly_gpus);

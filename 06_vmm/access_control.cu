@@ -5,12 +5,12 @@
 // crashes, and on this driver the kernel ends its context with cudaErrorIllegalAddress (shown in
 // child processes).
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -194,3 +194,7 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
                               "let kernels read, PROT_READWRITE read and write",
                               as_documented));
 }
+
+TUTORIAL_SECTION(access_control, run_access_control);
+TUTORIAL_CHILD(no_access, child_no_access);
+TUTORIAL_CHILD(read_only, child_read_only);

@@ -4,12 +4,12 @@
 // source documents' numbering).
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/claim.hpp"
+#include "common/harness/claim.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -212,3 +212,5 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
                        "B showed what was written through A, and foo2 and the memcpy ordered "
                        "after foo1 by the event both read input + 1 through B");
 }
+
+TUTORIAL_SECTION(aliasing, run_aliasing);

@@ -5,13 +5,13 @@
 // the runtime (common/driver.hpp says why); each has the name and type of the function in
 // <cuda.h>, so the calls read exactly as in the driver API documentation.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -210,3 +210,6 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
                        "the mapped range held the kernel's data, the retained handle described "
                        "the same allocation, and unmapping gave the memory back");
 }
+
+TUTORIAL_SECTION(basics, run_basics);
+TUTORIAL_CHILD(use_after_release, child_use_after_release);

@@ -4,10 +4,10 @@
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -198,3 +198,5 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
         pattern_gain, 1.1, "x", "the two buffers were read under different conditions"));
     return ctx.verdict(wrong == 0, "every sum over every kind of memory and contents was right");
 }
+
+TUTORIAL_SECTION(compression, run_compression);

@@ -4,12 +4,12 @@
 // entries state each rule as a requirement and name no error for breaking it, so what each call
 // returns is this driver's answer.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -144,3 +144,6 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
                        "the allocation that keeps every rule (rounded up, aligned, offset 0) "
                        "worked; the 5 calls that break one are this driver's to refuse");
 }
+
+TUTORIAL_SECTION(granularity_errors, run_granularity_errors);
+TUTORIAL_CHILD(misaligned_calls, child_misaligned_calls);

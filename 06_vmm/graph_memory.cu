@@ -5,11 +5,11 @@
 // launches and after the graph is destroyed, until cudaDeviceGraphMemTrim (the Programming
 // Guide's CUDA Graphs chapter, "Graph Memory Nodes").
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -626,3 +626,6 @@ tutorial::Result run_graph_memory(tutorial::Context& ctx) {
                                   w.built_wrong + w.captured_wrong + s.wrong + u.wrong_after +
                                       step_wrong));
 }
+
+TUTORIAL_SECTION(graph_memory, run_graph_memory);
+TUTORIAL_CHILD(graph_memory_misuse, child_graph_memory_misuse);

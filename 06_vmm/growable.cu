@@ -4,10 +4,10 @@
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -367,3 +367,5 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
                                           "old contents were intact",
                                           sizes.size() + granule.steps));
 }
+
+TUTORIAL_SECTION(growable, run_growable);

@@ -6,14 +6,15 @@
 // as cuMemGetAccess reports. A kernel that reads it anyway ends, on this driver, with
 // cudaErrorIllegalAddress (shown in a child process, where the fault cannot hurt the section).
 #include "common/check.hpp"
-#include "common/child.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -256,3 +257,6 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
                        "GPU 0 read the granted allocation right; cuMemGetAccess gave GPU 0 "
                        "PROT_READWRITE there and PROT_NONE on the other, peer access enabled");
 }
+
+TUTORIAL_SECTION(peer_access_control, run_peer_access_control);
+TUTORIAL_CHILD(peer_vmm_grant, child_peer_vmm_grant);

@@ -6,12 +6,13 @@
 // this driver, with cudaErrorIllegalAddress (shown in a child process). cudaMemPoolSetAccess
 // grants a GPU the whole pool at once, the blocks it has already handed out and every later one.
 #include "common/check.hpp"
-#include "common/child.hpp"
 #include "common/device.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -215,3 +216,6 @@ tutorial::Result run_pool_access(tutorial::Context& ctx) {
                        "the pool was its GPU's alone until cudaMemPoolSetAccess granted the "
                        "peer, and peer access did not open pool memory");
 }
+
+TUTORIAL_SECTION(pool_access, run_pool_access);
+TUTORIAL_CHILD(pool_peer_read, child_pool_peer_read);

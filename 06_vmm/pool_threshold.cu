@@ -7,9 +7,9 @@
 // observed. Every step reads the pool's attributes back and checks what the entries promise.
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -204,3 +204,5 @@ tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
         format("%d of %d steps left the pool's attributes as the entries promise", as_promised,
                steps));
 }
+
+TUTORIAL_SECTION(pool_threshold, run_pool_threshold);

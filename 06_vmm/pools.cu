@@ -5,11 +5,11 @@
 // out by another, so a library with its own pool keeps its working set whatever the rest of the
 // program does with the default pool. Each step reads the attributes back and checks them.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -308,3 +308,6 @@ tutorial::Result run_pools(tutorial::Context& ctx) {
                        "the pool's attributes, its isolation from the default pool, "
                        "cudaDeviceSetMemPool and maxSize behaved as documented");
 }
+
+TUTORIAL_SECTION(pools, run_pools);
+TUTORIAL_CHILD(pool_limit, child_pool_limit);

@@ -5,12 +5,12 @@
 // completely before cuMemAddressFree. The last is a rule for the program: the Guide names no error
 // for breaking it, so what cuMemAddressFree does then is this driver's answer.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -157,3 +157,6 @@ tutorial::Result run_remapping(tutorial::Context& ctx) {
                               "mapping over a mapped range was refused (both ways)",
                               turns.rounds));
 }
+
+TUTORIAL_SECTION(remapping, run_remapping);
+TUTORIAL_CHILD(mapping_misuse, child_mapping_misuse);

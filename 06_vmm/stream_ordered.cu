@@ -10,9 +10,9 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -199,3 +199,5 @@ tutorial::Result run_stream_ordered(tutorial::Context& ctx) {
     return ctx.verdict(r.wrong == 0 && wrong == 0,
                        "the reused block and the event-ordered copy held the values written");
 }
+
+TUTORIAL_SECTION(stream_ordered, run_stream_ordered);

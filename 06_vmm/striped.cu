@@ -5,11 +5,12 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -187,3 +188,5 @@ tutorial::Result run_striped(tutorial::Context& ctx) {
                               "%zu values wrong",
                               wrong));
 }
+
+TUTORIAL_SECTION(striped, run_striped);

@@ -3,10 +3,10 @@
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/predictions.hpp"
-#include "common/report.hpp"
+#include "common/harness/predictions.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -134,3 +134,5 @@ tutorial::Result run_support(tutorial::Context& ctx) {
         vmm ? "VMM is supported: address ranges and physical memory can be managed separately."
             : "VMM is not supported on this device: the other sections of this chapter will skip.");
 }
+
+TUTORIAL_SECTION(support, run_support);

@@ -2,12 +2,12 @@
 // open the master's memory and read it in place; without it, the bytes travel through a pipe and
 // each worker uploads its own copy.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -262,3 +262,7 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
                        format("all %d sums (IPC workers, pipe workers, master) equal the data's",
                               2 * workers + 1));
 }
+
+TUTORIAL_SECTION(bench, run_bench);
+TUTORIAL_CHILD(bench_ipc, child_bench_ipc);
+TUTORIAL_CHILD(bench_pipe, child_bench_pipe);

@@ -5,15 +5,16 @@
 // set against what the master measures between the same GPUs inside one process.
 #include "helpers/channel.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
 #include "common/timing.hpp"
 #include "common/vmm.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <unistd.h>
 
@@ -279,3 +280,6 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
                                                 "master's two buffers right",
                                                 right, workers));
 }
+
+TUTORIAL_SECTION(cross_gpu, run_cross_gpu);
+TUTORIAL_CHILD(cross_gpu_worker, child_cross_gpu_worker);

@@ -4,11 +4,11 @@
 #include "helpers/channel.hpp"
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -178,3 +178,6 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
                               "batch just produced, never the one before",
                               in_order, batches));
 }
+
+TUTORIAL_SECTION(ipc_events, run_ipc_events);
+TUTORIAL_CHILD(consumer, child_consumer);

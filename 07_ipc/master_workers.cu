@@ -3,11 +3,11 @@
 // processes use it in place through IPC handles.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "helpers/channel.hpp"
 #include "helpers/ipc_common.hpp"
 #include "helpers/slice_workers.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -166,3 +166,6 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
                               "the right results into the shared buffer",
                               good, workers));
 }
+
+TUTORIAL_SECTION(master_workers, run_master_workers);
+TUTORIAL_CHILD(slice_worker, child_slice_worker);

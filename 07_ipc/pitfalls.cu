@@ -3,14 +3,14 @@
 // cudaMemPoolCreate entry names cudaErrorInvalidValue); the others step outside a precondition
 // whose entry names no error, so what they return is this driver's answer, reported as observed.
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -290,3 +290,7 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
                                         "above, the others are this driver's",
                                         misuses, a.given));
 }
+
+TUTORIAL_SECTION(pitfalls, run_pitfalls);
+TUTORIAL_CHILD(ipc_misuse, child_ipc_misuse);
+TUTORIAL_CHILD(open_and_peek, child_open_and_peek);

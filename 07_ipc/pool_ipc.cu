@@ -6,13 +6,13 @@
 // block. A second worker shows what breaking that rule does.
 #include "helpers/channel.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <unistd.h>
 
@@ -349,3 +349,7 @@ tutorial::Result run_pool_ipc(tutorial::Context& ctx) {
     std::printf("The second worker %s.\n\n", late.describe().c_str());
     return report_pool_ipc(ctx, s, late);
 }
+
+TUTORIAL_SECTION(pool_ipc, run_pool_ipc);
+TUTORIAL_CHILD(pool_importer, child_pool_importer);
+TUTORIAL_CHILD(pool_late_importer, child_pool_late_importer);

@@ -3,9 +3,9 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
-#include "common/predictions.hpp"
+#include "common/harness/predictions.hpp"
 #include "common/vmm.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <unistd.h>
 
@@ -133,3 +133,5 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
     };
     return tutorial::check_predictions(ctx, predictions);
 }
+
+TUTORIAL_SECTION(properties, run_properties);

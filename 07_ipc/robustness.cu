@@ -7,14 +7,14 @@
 // in no Guide section or API entry: those outcomes are observed on this driver, never judged.
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "common/patterns.hpp"
 #include "helpers/ipc_common.hpp"
 #include "helpers/slice_workers.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -253,3 +253,7 @@ tutorial::Result run_robustness(tutorial::Context& ctx) {
                               "master's death)",
                               victim));
 }
+
+TUTORIAL_SECTION(robustness, run_robustness);
+TUTORIAL_CHILD(doomed_master, child_doomed_master);
+TUTORIAL_CHILD(stuck_worker, child_stuck_worker);

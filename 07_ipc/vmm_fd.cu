@@ -3,14 +3,14 @@
 // worker.
 #include "helpers/channel.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <unistd.h>
 
@@ -160,3 +160,6 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
                        "the worker imported the descriptor, read the master's data and changed "
                        "it in place, and the master saw the change");
 }
+
+TUTORIAL_SECTION(vmm_fd, run_vmm_fd);
+TUTORIAL_CHILD(fd_importer, child_fd_importer);

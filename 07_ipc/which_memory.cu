@@ -7,13 +7,13 @@
 // memory.
 #include "helpers/channel.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
 #include "helpers/ipc_common.hpp"
-#include "sections.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <unistd.h>
 
@@ -597,3 +597,7 @@ tutorial::Result run_which_memory(tutorial::Context& ctx) {
         exporter.describe().c_str(), g.worker.c_str(), g.before_pool_export.c_str());
     return report_which_memory(ctx, g);
 }
+
+TUTORIAL_SECTION(which_memory, run_which_memory);
+TUTORIAL_CHILD(share_exporter, child_share_exporter);
+TUTORIAL_CHILD(share_worker, child_share_worker);

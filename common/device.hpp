@@ -1,7 +1,7 @@
 // Asking the device what it is and what it can do: single attributes through the runtime or the
 // driver API, its peak memory bandwidth, its free memory, whether its primary context exists.
 // (The `properties` sections' report, which tries what each attribute predicts, is the course's
-// harness: common/predictions.hpp.)
+// harness: common/harness/predictions.hpp.)
 #pragma once
 
 
@@ -28,32 +28,6 @@ bool every_device_uses_host_pointer_for_registered();
 // cuDeviceGetAttribute for a runtime device number, checked: for the attributes only the driver
 // API knows (the CU_DEVICE_ATTRIBUTE_... of virtual memory management, for example).
 int driver_attribute(int device, CUdevice_attribute attribute);
-
-// What a claim assumes about the machine, read from the device (docs/hardware.md lists which
-// claim assumes what). Each returns "" when the assumption holds, else why not, in words that
-// name the attribute, for a SKIP or a "CLAIM not judged" line.
-//
-// Peer access between every pair of the first `gpus` GPUs (cudaDeviceCanAccessPeer): PCIe cards
-// without P2P support, and GPUs under different root complexes, have none.
-std::string why_no_peer_access(int gpus);
-// On-demand paging of managed memory (concurrentManagedAccess = 1): without it (Windows, WSL,
-// Jetson) managed memory moves as a whole at kernel launch, and nothing faults page by page.
-std::string why_no_on_demand_paging(int device);
-// Managed memory that migrates on access: on hardware-coherent systems (Grace Hopper: the CPU
-// reaches GPU memory directly, directManagedMemAccessFromHost = 1, or the GPU uses the host's page
-// tables, pageableMemoryAccessUsesHostPageTables = 1) the driver may leave pages where they are
-// and access them remotely, so claims about pages moving need not hold.
-std::string why_hardware_coherent(int device);
-// Either of the two above: the reason managed pages may not move on first touch here, or "".
-std::string why_pages_need_not_migrate(int device);
-
-// The PCIe link between the GPU and the host as Linux reports it: the GPU's PCI device
-// (cudaDeviceGetPCIBusId) in /sys/bus/pci/devices has current_link_speed ("32.0 GT/s PCIe") and
-// current_link_width ("16"). GB/s per direction after the line code (8b/10b up to 5 GT/s,
-// 128b/130b from 8 GT/s): 63.0 for Gen5 x16, 31.5 for Gen4 x16, 15.8 for Gen3 x16. 0 where it
-// cannot be read (another operating system, a virtual machine that hides it), with `what` empty;
-// otherwise `what` says it in words ("PCIe 32.0 GT/s x16").
-double pcie_link_gbps(int device, std::string* what = nullptr);
 
 // The device memory's peak bandwidth in GB/s (1e9 B/s), from the data sheet's formula: memory
 // clock (cudaDevAttrMemoryClockRate, kHz) x 2 transfers per clock x bus width in bytes

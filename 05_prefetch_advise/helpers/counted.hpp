@@ -1,9 +1,9 @@
 // Counting what migrates: this chapter's tables of the driver's Unified Memory counters
-// (common/um_counters.hpp). Checking code, like the claims: no lesson calls these.
+// (common/harness/um_counters.hpp). Checking code, like the claims: no lesson calls these.
 #pragma once
 
-#include "common/report.hpp"
-#include "common/um_counters.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/um_counters.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -36,4 +36,4 @@ private:
     tutorial::Table table_;
 };
 
-using tutorial::why_not_counted;  // common/um_counters.hpp
+using tutorial::why_not_counted;  // common/harness/um_counters.hpp

@@ -1,6 +1,6 @@
 #include "channel.hpp"
 
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -1,9 +1,9 @@
 #include "ipc_common.hpp"
 
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
 

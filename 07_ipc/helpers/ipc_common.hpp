@@ -9,7 +9,7 @@
 #include <string>
 
 // A worker gives up on a master that is alive but sends nothing for this long (its stdin has a
-// deadline, common/child.hpp's read_input_line); one whose master died sees end-of-file at once.
+// deadline, common/harness/child.hpp's read_input_line); one whose master died sees end-of-file at once.
 constexpr double task_timeout_s = 30.0;
 
 // IPC handles are opaque bytes; on the channel they travel as hexadecimal text.

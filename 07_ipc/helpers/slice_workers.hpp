@@ -3,7 +3,7 @@
 // each its task over its stdin, wait for all with one deadline, and check what each did.
 #pragma once
 
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "ipc_common.hpp"
 
 #include <cstddef>

@@ -133,32 +133,48 @@ function(_tutorial_genex_value out text)
 endfunction()
 
 # One chapter: the executable <name> linked with common/, plus the host tests every chapter has
-# (help, list, no device). SECTIONS lists the chapter's sections in the order the program runs
-# them; the `list` test checks that they match. The sources are found, not listed: main.cpp, one
-# file per section (<section>.cu or <section>.cpp), and the chapter's helpers (helpers/*.cu and
-# helpers/*.cpp: code several sections share, which is not a section). SOURCES adds any other.
+# (help, list, no device). The sections are those of the table in the chapter's main.cpp
+# (`Section{"name", ...}`), in its order; the `list` test checks that the program lists them so.
+# The sources are found, not listed: main.cpp; for each section its checks, checks/<section>.cu
+# (or .cpp), which includes the lesson <section>.cu (a section not yet split: <section>.cu
+# alone); and the chapter's helpers (helpers/*.cu and helpers/*.cpp: code several sections share,
+# which is not a section). SOURCES adds any other.
 # MANAGED_GLOBALS n: the program defines n __device__ __managed__ variables. compute-sanitizer
 # (2025.3) reports each of them as a leak, so memcheck runs then expect exactly n leak reports;
 # any real leak on top still fails the test.
 function(tutorial_chapter name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MANAGED_GLOBALS" "SOURCES;SECTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MANAGED_GLOBALS" "SOURCES")
   if(arg_MANAGED_GLOBALS)
     set(TUTORIAL_MANAGED_GLOBALS_${name} ${arg_MANAGED_GLOBALS} PARENT_SCOPE)
     set(TUTORIAL_MANAGED_GLOBALS_${name} ${arg_MANAGED_GLOBALS})
   endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS main.cpp)
+  file(READ "${CMAKE_CURRENT_SOURCE_DIR}/main.cpp" table)
+  string(REGEX MATCHALL "Section{\"[a-z_0-9]+\"" entries "${table}")
+  set(arg_SECTIONS "")
+  foreach(entry IN LISTS entries)
+    string(REGEX REPLACE "Section{\"([a-z_0-9]+)\"" "\\1" section "${entry}")
+    list(APPEND arg_SECTIONS ${section})
+  endforeach()
   if(NOT arg_SECTIONS)
-    message(FATAL_ERROR "tutorial_chapter(${name}) needs SECTIONS")
+    message(FATAL_ERROR "tutorial_chapter(${name}): main.cpp has no Section{\"name\", ...} entry")
   endif()
+  # A checks file added later changes which file a section compiles: CMake looks again.
+  file(GLOB _tutorial_checks CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/checks/*.cu"
+       "${CMAKE_CURRENT_SOURCE_DIR}/checks/*.cpp")
   set(sources main.cpp ${arg_SOURCES})
   foreach(section IN LISTS arg_SECTIONS)
-    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cu")
-      list(APPEND sources ${section}.cu)
-    elseif(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cpp")
-      list(APPEND sources ${section}.cpp)
-    else()
+    set(found "")
+    foreach(file checks/${section}.cu checks/${section}.cpp ${section}.cu ${section}.cpp)
+      if(NOT found AND EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${file}")
+        set(found ${file})
+      endif()
+    endforeach()
+    if(NOT found)
       message(FATAL_ERROR "tutorial_chapter(${name}): section ${section} has no file "
-                          "${section}.cu or ${section}.cpp")
+                          "checks/${section}.cu, ${section}.cu or either as .cpp")
     endif()
+    list(APPEND sources ${found})
   endforeach()
   file(GLOB helpers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/helpers/*.cu"
        "${CMAKE_CURRENT_SOURCE_DIR}/helpers/*.cpp")

@@ -1,6 +1,6 @@
 #include "common/check.hpp"
-#include "common/child.hpp"
-#include "common/report.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "tests.hpp"
 

@@ -1,5 +1,5 @@
-#include "common/cli.hpp"
-#include "common/report.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/report.hpp"
 #include "tests.hpp"
 
 #include <cstdio>

@@ -1,7 +1,7 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "tests.hpp"
 

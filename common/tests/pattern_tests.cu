@@ -3,7 +3,7 @@
 // where compute-sanitizer's racecheck and synccheck examine it (common/cmake/tutorial.cmake).
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "tests.hpp"
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Sections of the common_tests program (each file holds a few).
 #pragma once
 
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <string>
 #include <vector>

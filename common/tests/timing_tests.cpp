@@ -1,4 +1,4 @@
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 #include "tests.hpp"
 

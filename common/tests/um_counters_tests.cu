@@ -6,12 +6,12 @@
 //   traffic      (GPU)  what the driver reports having moved for managed memory, step by step:
 //                CPU writes, a kernel touches it, the CPU reads it back, a prefetch to the GPU,
 //                a kernel after the prefetch, a prefetch back to the CPU
-#include "common/chapter.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
-#include "common/report.hpp"
+#include "common/harness/chapter.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/um_counters.hpp"
 #include "common/text.hpp"
-#include "common/um_counters.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -236,14 +236,17 @@ int main(int argc, char** argv) {
         {
             Section{"unavailable",
                     "without counters: the reason, the step still runs",
-                    test_unavailable,
                     {},
-                    false},
+                    false,
+                    test_unavailable},
             Section{
-                "format", "table cells and description of a known traffic", test_format, {}, false},
-            Section{"traffic", "what moved for managed memory, step by step (--size)", test_traffic,
-                    Takes{}.size(4 * MiB, std::size_t{1} << 30)},
-            Section{"first_thing", "counters made before any CUDA context, in a child",
+                "format", "table cells and description of a known traffic", {}, false, test_format},
+            Section{"traffic", "what moved for managed memory, step by step (--size)",
+                    Takes{}.size(4 * MiB, std::size_t{1} << 30), true, test_traffic},
+            Section{"first_thing",
+                    "counters made before any CUDA context, in a child",
+                    {},
+                    true,
                     test_first_thing},
         },
         {{"first_thing", child_first_thing}}};

@@ -1,7 +1,7 @@
 // The course's check of exercise ex01_where_is (the task is in ../where_is.cu): the learner's
 // where_is() must name the kind of memory behind each of 10 pointers whose kind the check knows,
 // because it made them.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 // The course's check of exercise ex01_zero_copy (the task is in ../zero_copy.cu): the learner's
 // buffer must be pinned host memory, hold the kernel's values when the CPU reads it, and be
 // released.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
 

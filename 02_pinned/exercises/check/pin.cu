@@ -1,10 +1,10 @@
 // The course's check of exercise ex02_pin (the task is in ../pin.cu): after the learner's pin()
 // an ordinary buffer must be pinned memory that uploads faster, and after unpin() ordinary again.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>

@@ -1,10 +1,10 @@
 // The course's check of exercise ex02_pipeline (the task is in ../pipeline.cu): the learner's
 // process_pipelined() must give the kernel's result for every value, and sooner than the serial
 // version beside it.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 // The course's check of exercise ex03_aplusb (the task is in ../aplusb.cu): the learner's slot
 // must be managed memory, hold a + b when the CPU reads it, and be freed.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
 

@@ -1,7 +1,7 @@
 // The course's check of exercise ex03_table (the task is in ../table.cu): the learner's table of
 // row pointers must be managed memory throughout, so that a kernel can follow its pointers, and
 // must be freed.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
 

@@ -1,9 +1,9 @@
 // The course's check of exercise ex04_callback (the task is in ../callback.cu): the learner's
 // queue_and_total() must return long before the work it queued is done, and the total must be
 // right once the stream is.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>

@@ -1,9 +1,9 @@
 // The course's check of exercise ex04_thread_streams (the task is in ../thread_streams.cu): 4
 // host threads run the learner's run_tasks() at once; their results must be right and the
 // threads must finish sooner than with the given version.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>

@@ -1,11 +1,11 @@
 // The course's check of exercise ex05_predict (the task is in ../predict.cu): the learner's
 // predictions of what four steps move host to device, and whether the GPU faults, against what
 // the driver's Unified Memory counters report for them.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
-#include "common/um_counters.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/um_counters.hpp"
 
 #include <cuda_runtime.h>
 

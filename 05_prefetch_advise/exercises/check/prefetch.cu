@@ -1,10 +1,10 @@
 // The course's check of exercise ex05_prefetch (the task is in ../prefetch.cu): the learner's
 // increment_prefetched(), followed by the CPU reading every value, must give the right values
 // and finish sooner than the given version does.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>

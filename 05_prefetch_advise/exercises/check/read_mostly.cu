@@ -1,10 +1,10 @@
 // The course's check of exercise ex05_read_mostly (the task is in ../read_mostly.cu): the
 // learner's lookup_rounds() must return the right sums and beat the given version, each on a
 // table of its own (advice stays with the memory it was given to).
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>

@@ -1,10 +1,10 @@
 // The course's check of exercise ex06_alias (the task is in ../alias.cu): the learner's two
 // addresses must show the same memory, which must be taken once, and given back.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
 
 #include <cuda.h>

@@ -1,9 +1,9 @@
 // The course's check of exercise ex06_graph (the task is in ../graph.cu): the learner's step must
 // run as a graph whose scratch memory comes from the graph allocator, and give the right result.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 
 #include <cuda_runtime.h>
 

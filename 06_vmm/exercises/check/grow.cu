@@ -1,11 +1,11 @@
 // The course's check of exercise ex06_grow (the task is in ../grow.cu): the learner's buffer
 // must keep its address and its data as it grows, hold only as much device memory as its size,
 // and give it all back.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
 
 #include <cuda.h>

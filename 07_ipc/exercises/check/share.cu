@@ -1,11 +1,11 @@
 // The course's check of exercise ex07_share (the task is in ../share.cu): a worker process,
 // given only the learner's handle, must double the owner's values in place and close its
 // mapping.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 
 #include <cuda_runtime.h>
 

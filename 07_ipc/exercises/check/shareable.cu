@@ -1,9 +1,9 @@
 // The course's check of exercise ex07_shareable (the task is in ../shareable.cu): the learner's
 // buffer must be accepted by cudaIpcGetMemHandle, and a worker process that opens the handle must
 // read what the owner wrote.
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
 
 #include <cuda_runtime.h>

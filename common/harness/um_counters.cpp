@@ -1,7 +1,7 @@
-#include "common/um_counters.hpp"
+#include "common/harness/um_counters.hpp"
 
 #include "common/check.hpp"
-#include "common/claim.hpp"
+#include "common/harness/claim.hpp"
 #include "common/text.hpp"
 
 #include <cuda_runtime.h>

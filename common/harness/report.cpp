@@ -1,4 +1,4 @@
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,6 +1,6 @@
-#include "common/claim.hpp"
+#include "common/harness/claim.hpp"
 
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 
 #include <cctype>
 #include <cstdio>

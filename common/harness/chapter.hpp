@@ -1,12 +1,16 @@
-// The skeleton every chapter's main() uses: a list of sections, run in order or by name.
+// The skeleton every chapter's main() uses: a table of sections, run in order or by name.
 //
 //   int main(int argc, char** argv) {
 //       const tutorial::Chapter chapter{"03_managed", "Managed memory", {
-//           {"aplusb", "a + b three ways: explicit copies, cudaMallocManaged, __managed__",
-//           run_aplusb},
+//           {"aplusb", "a + b three ways: explicit copies, cudaMallocManaged, __managed__"},
 //       }};
 //       return tutorial::run_chapter(chapter, argc, argv);
 //   }
+//
+// The table is the one list of a chapter's sections: CMake reads it for the sources (the lesson
+// <section>.cu and its checks, checks/<section>.cu). Each checks file defines the section's run
+// function and registers it by name, `TUTORIAL_SECTION(aplusb, run_aplusb);`, and so its child
+// roles, `TUTORIAL_CHILD(managed_copies, child_managed_copies);`: no declarations to keep.
 //
 // Each section prints a header, narrates, states its lessons as claims (Context::claim, one
 // CLAIM line each) and ends with exactly one verdict line made by Context::verdict (PASS/FAIL)
@@ -14,8 +18,8 @@
 // exit code: 1 if anything failed, 0 if something passed, 77 if everything was skipped.
 #pragma once
 
-#include "common/claim.hpp"
-#include "common/cli.hpp"
+#include "common/harness/claim.hpp"
+#include "common/harness/cli.hpp"
 
 #include <string>
 #include <vector>
@@ -66,9 +70,9 @@ private:
 struct Section {
     const char* name;
     const char* summary;
-    Result (*run)(Context&);
     Takes takes = {};  // which of --size, --iters, --workers it uses, and their limits (cli.hpp)
     bool needs_device = true;
+    Result (*run)(Context&) = nullptr;  // nullptr: the one TUTORIAL_SECTION registered by name
 };
 
 // A role the program can play when a section starts it again as a child process (child.hpp).
@@ -86,5 +90,15 @@ struct Chapter {
 };
 
 int run_chapter(const Chapter& chapter, int argc, char** argv);
+
+// What TUTORIAL_SECTION and TUTORIAL_CHILD do: record a run function under a name, before main.
+bool register_section(const char* name, Result (*run)(Context&));
+bool register_child(const char* name, int (*run)(const std::vector<std::string>& args));
+
+#define TUTORIAL_SECTION(name, function)                  \
+    [[maybe_unused]] const bool tutorial_section_##name = \
+        ::tutorial::register_section(#name, function)
+#define TUTORIAL_CHILD(name, function) \
+    [[maybe_unused]] const bool tutorial_child_##name = ::tutorial::register_child(#name, function)
 
 }  // namespace tutorial

@@ -1,4 +1,4 @@
-#include "common/child.hpp"
+#include "common/harness/child.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

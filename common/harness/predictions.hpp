@@ -2,7 +2,7 @@
 // predicts, what the section saw when it tried that behaviour, and one CLAIM line each.
 #pragma once
 
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <string>
 #include <vector>

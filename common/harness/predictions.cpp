@@ -1,8 +1,8 @@
-#include "common/predictions.hpp"
+#include "common/harness/predictions.hpp"
 
 #include "common/check.hpp"
-#include "common/claim.hpp"
-#include "common/report.hpp"
+#include "common/harness/claim.hpp"
+#include "common/harness/report.hpp"
 
 #include <cuda_runtime.h>
 

@@ -1,9 +1,10 @@
-#include "common/chapter.hpp"
+#include "common/harness/chapter.hpp"
 
 #include "common/check.hpp"
-#include "common/child.hpp"
 #include "common/device.hpp"
-#include "common/report.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+#include "common/text.hpp"
 
 #include <cuda_runtime.h>
 
@@ -232,8 +233,8 @@ std::string fit_option(const Options& options, const std::string& option, std::v
         if (!options.sections.empty()) return line;
         if (first_problem.empty()) first_problem = line;
         drop(plan.options, option);
-        plan.note += (plan.note.empty() ? "" : "\n") + line + "; it runs at " +
-                     default_of(option) + " instead";
+        plan.note += (plan.note.empty() ? "" : "\n") + line + "; it runs at " + default_of(option) +
+                     " instead";
     }
     return takers > 0 && fitting == 0 ? first_problem : "";
 }
@@ -301,10 +302,11 @@ int select_device(const char* chapter, const Options& options, int& device, std:
             status == cudaErrorInsufficientDriver && no_driver
                 ? "no NVIDIA driver is installed (no GPU here?)"
             : status == cudaErrorInsufficientDriver
-                ? format("the NVIDIA driver supports CUDA %d.%d, older than this program's "
-                         "runtime (CUDA %d.%d): update the driver",
-                         driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000,
-                         CUDART_VERSION % 1000 / 10)
+                ? format(
+                      "the NVIDIA driver supports CUDA %d.%d, older than this program's "
+                      "runtime (CUDA %d.%d): update the driver",
+                      driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000,
+                      CUDART_VERSION % 1000 / 10)
             : status == cudaErrorNoDevice ? "no GPU is visible (is CUDA_VISIBLE_DEVICES empty?)"
                                           : "the GPU cannot be used";
         why_not = "no usable CUDA device: " + hint + " (cudaGetDeviceCount returned " +
@@ -474,16 +476,71 @@ void report_csv_files(const Options& options) {
         struct stat info {};
         const bool there = stat(options.csv_dir.c_str(), &info) == 0;
         std::printf("\nNo table was printed, so no CSV file was written (%s %s).\n",
-                    absolute_path(options.csv_dir).c_str(), there ? "is as it was" : "was not made");
+                    absolute_path(options.csv_dir).c_str(),
+                    there ? "is as it was" : "was not made");
     }
+}
+
+std::vector<Section>& registered_sections() {
+    static std::vector<Section> sections;
+    return sections;
+}
+
+std::vector<ChildRole>& registered_children() {
+    static std::vector<ChildRole> children;
+    return children;
+}
+
+// The chapter's table with each section's registered run function, and the registered child
+// roles added. "" or what does not match: a table entry nothing registered, or a registered
+// section the table lacks (both are mistakes in adding a section, found before anything runs).
+std::string resolve(const Chapter& table, Chapter& chapter) {
+    chapter = table;
+    for (Section& section : chapter.sections) {
+        for (const Section& registered : registered_sections()) {
+            if (section.run == nullptr && std::strcmp(section.name, registered.name) == 0)
+                section.run = registered.run;
+        }
+        if (section.run == nullptr)
+            return format(
+                "section %s is in the table, but no checks file registers it "
+                "(TUTORIAL_SECTION(%s, run_%s))",
+                section.name, section.name, section.name);
+    }
+    for (const Section& registered : registered_sections()) {
+        bool listed = false;
+        for (const Section& section : chapter.sections)
+            listed |= std::strcmp(section.name, registered.name) == 0;
+        if (!listed)
+            return format("section %s is registered but not in the chapter's table (main.cpp)",
+                          registered.name);
+    }
+    for (const ChildRole& role : registered_children()) chapter.child_roles.push_back(role);
+    return "";
 }
 
 }  // namespace
 
-int run_chapter(const Chapter& chapter, int argc, char** argv) {
+bool register_section(const char* name, Result (*run)(Context&)) {
+    registered_sections().push_back(Section{name, "", {}, true, run});
+    return true;
+}
+
+bool register_child(const char* name, int (*run)(const std::vector<std::string>& args)) {
+    registered_children().push_back(ChildRole{name, run});
+    return true;
+}
+
+int run_chapter(const Chapter& table, int argc, char** argv) {
     // Line buffering keeps our lines in order with stderr and with child processes' output even
     // when the output goes to a pipe (as under CTest).
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    Chapter chapter;
+    const std::string unmatched = resolve(table, chapter);
+    if (!unmatched.empty()) {
+        std::fprintf(stderr, "%s: %s\n", table.name, unmatched.c_str());
+        return exit_failure;
+    }
 
     if (argc >= 2 && std::strcmp(argv[1], child_flag) == 0)
         return run_child_role(chapter, argc, argv);

@@ -22,7 +22,7 @@
 //   code must be one that entry lists (.ci/check-references reads the installed headers' doc
 //   comments, which are the reference text). Judged in every run; not held fails the section.
 // - counted (counted_at_least, counted_at_most): a quantity the driver's Unified Memory counters
-//   gave for one step (bytes moved, page faults; common/um_counters.hpp), against a threshold.
+//   gave for one step (bytes moved, page faults; common/harness/um_counters.hpp), against a threshold.
 //   Judged where the counters can be read; where they cannot, the section passes
 //   counters.why_not() to ctx.claim and the claim is not judged.
 // - observed (observed): what this driver did where the reference leaves the behaviour open

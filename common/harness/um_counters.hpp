@@ -29,7 +29,7 @@
 // step makes very many. Keep measured steps at 64 MiB or so, and see um_records_lost().
 #pragma once
 
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
-#include "common/cli.hpp"
+#include "common/harness/cli.hpp"
 
-#include "common/report.hpp"
+#include "common/harness/report.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
