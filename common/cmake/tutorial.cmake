@@ -447,8 +447,9 @@ function(_tutorial_sanitizer_tools result program args source)
   set(${result} ${tools} PARENT_SCOPE)
 endfunction()
 
-# The files a test's section is written in: SOURCE if given; else <section>.cu or .cpp for the
-# first of its ARGS, or an exercise's check for "check".
+# The files a test's section is written in: SOURCE if given; else its lesson <section>.cu or .cpp
+# and its checks checks/<section>.cu or .cpp, for the first of its ARGS; or an exercise's check
+# for "check".
 function(_tutorial_section_files result program args source)
   if(source)
     set(${result} "${CMAKE_CURRENT_SOURCE_DIR}/${source}" PARENT_SCOPE)
@@ -459,7 +460,9 @@ function(_tutorial_section_files result program args source)
   if(section STREQUAL "check" AND program MATCHES "^ex[0-9][0-9]_(.+)$")
     set(files "${CMAKE_CURRENT_SOURCE_DIR}/exercises/check/${CMAKE_MATCH_1}.cu")
   elseif(NOT section MATCHES "^-")
-    set(files "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cu" "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cpp")
+    set(files "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cu" "${CMAKE_CURRENT_SOURCE_DIR}/${section}.cpp"
+              "${CMAKE_CURRENT_SOURCE_DIR}/checks/${section}.cu"
+              "${CMAKE_CURRENT_SOURCE_DIR}/checks/${section}.cpp")
   endif()
   set(${result} "${files}" PARENT_SCOPE)
 endfunction()
