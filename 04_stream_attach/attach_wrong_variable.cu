@@ -1,22 +1,13 @@
-// Section `attach_wrong_variable`: the appendix's second example, where x is attached to the
-// kernel's stream but the CPU touches y, which is still visible to every stream; and the rules of
-// cudaStreamAttachMemAsync itself.
+// Section attach_wrong_variable: the appendix's second example (x attached to the kernel's stream,
+// y touched by the CPU), then the rules of cudaStreamAttachMemAsync itself. (checks/ runs each
+// step in a child process, where a segmentation fault ends the child, and judges it.)
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/device.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
-#include "helpers/attach_rules.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
+#include <cstddef>
 
 namespace {
 
-// lesson:begin
 __device__ __managed__ int x;
 __device__ __managed__ int y = 2;
 
@@ -24,10 +15,11 @@ __global__ void kernel() {
     x = 10;
 }
 
-// The mistake: x is attached to stream1, but the host then writes y, which is still attached
-// globally, while a kernel runs. Where concurrentManagedAccess = 0, that write is a
+// Step 1. The mistake: x is attached to stream1, but the host then writes y, which is still
+// attached globally, while a kernel runs. Where concurrentManagedAccess = 0, that write is a
 // segmentation fault.
 void write_y_with_x_attached() {
+    tutorial::load_kernel(kernel);  // or its first launch may wait for the busy kernel
     cudaStream_t stream1 = nullptr;
     CUDA_CHECK(cudaStreamCreate(&stream1));
     CUDA_CHECK(cudaStreamAttachMemAsync(stream1, &x));  // length 0, cudaMemAttachSingle
@@ -39,90 +31,84 @@ void write_y_with_x_attached() {
     CUDA_CHECK(cudaStreamSynchronize(stream1));
     CUDA_CHECK(cudaStreamDestroy(stream1));
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
+// Step 2. What cudaStreamAttachMemAsync accepts and refuses. The reference: Single on the NULL
+// stream returns "an error" (which one, it does not say); the length must be 0 or the whole
+// allocation (what another length does, it does not say).
+struct AttachAnswers {
+    cudaError_t single_null_stream;  // not allowed
+    cudaError_t single_length_0;
+    cudaError_t single_whole_size;
+    cudaError_t single_half_size;  // not allowed
+    cudaError_t host_null_stream;
+    cudaError_t global_own_stream;
+};
 
-}  // namespace
-
-// Child role: write_y_with_x_attached.
-int child_wrong_variable(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    tutorial::load_kernel(kernel);  // or its first launch may wait for the busy kernel
-    std::printf("x attached to stream1; the kernel runs; the host writes y = 20...\n");
-    std::fflush(stdout);  // printed even if the write ends the process
-    write_y_with_x_attached();
-    std::printf("...and survived: x = %d, y = %d\n", x, y);
-    return x == 10 && y == 20 ? 0 : 3;
+AttachAnswers try_attach_calls(cudaStream_t stream, char* data, std::size_t bytes) {
+    AttachAnswers a{};
+    a.single_null_stream = cudaStreamAttachMemAsync(nullptr, data, 0, cudaMemAttachSingle);
+    a.single_length_0 = cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachSingle);
+    a.single_whole_size = cudaStreamAttachMemAsync(stream, data, bytes, cudaMemAttachSingle);
+    a.single_half_size = cudaStreamAttachMemAsync(stream, data, bytes / 2, cudaMemAttachSingle);
+    a.host_null_stream = cudaStreamAttachMemAsync(nullptr, data, 0, cudaMemAttachHost);
+    a.global_own_stream = cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachGlobal);
+    (void)cudaGetLastError();  // the refused calls leave their error behind: clear it
+    return a;
 }
 
 // How long the kernel ahead of a queued attach runs: long enough that the host surely checks on
 // it before it ends, even when the host is descheduled for a moment.
 constexpr double queued_kernel_ms = 200.0;
 
-// Child role: what cudaStreamAttachMemAsync accepts and refuses, one line per call, and whether
-// the call returns before the kernel queued ahead of it ends. Exit 0 once every line is printed;
-// the parent judges the answers.
-int child_attach_rules(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    constexpr std::size_t bytes = 1 << 20;
-    char* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    cudaStream_t stream = nullptr;
-    CUDA_CHECK(cudaStreamCreate(&stream));
-    // The reference: Single on the NULL stream returns "an error" (which one, it does not say);
-    // the length must be 0 or the whole allocation (what another length does, it does not say).
-    struct Case {
-        const char* call;
-        cudaError_t got;
-        bool allowed;
-    };
-    const Case cases[] = {
-        {"Single, the NULL stream", cudaStreamAttachMemAsync(nullptr, data, 0, cudaMemAttachSingle),
-         false},
-        {"Single, own stream, length 0",
-         cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachSingle), true},
-        {"Single, own stream, whole size",
-         cudaStreamAttachMemAsync(stream, data, bytes, cudaMemAttachSingle), true},
-        {"Single, own stream, half the size",
-         cudaStreamAttachMemAsync(stream, data, bytes / 2, cudaMemAttachSingle), false},
-        {"Host, the NULL stream", cudaStreamAttachMemAsync(nullptr, data, 0, cudaMemAttachHost),
-         true},
-        {"Global, own stream", cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachGlobal),
-         true},
-    };
-    (void)cudaGetLastError();
-    for (const Case& c : cases) {
-        std::printf("%-36s -> %s (%s)\n", c.call, cudaGetErrorName(c.got),
-                    c.allowed ? "allowed" : "not allowed");
-    }
-    // The attach is enqueued behind a long kernel. A query of the stream would say
-    // cudaErrorNotReady because of the kernel, whatever the attach did; an event recorded between
-    // the two tells whether the kernel was still running when the call returned.
+// Step 2, continued. The call only enqueues the attach. A query of the stream would say
+// cudaErrorNotReady because of the kernel ahead of it, whatever the attach did; an event recorded
+// between the two tells whether the kernel was still running when the call returned.
+struct QueuedAttach {
+    cudaError_t at_return;   // the kernel's event as the attach call returned
+    cudaError_t after_sync;  // the same after cudaStreamSynchronize
+};
+
+QueuedAttach attach_behind_kernel(cudaStream_t stream, char* data) {
     cudaEvent_t kernel_done = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&kernel_done, cudaEventDisableTiming));
     tutorial::launch_busy(stream, queued_kernel_ms);
     CUDA_CHECK(cudaEventRecord(kernel_done, stream));
     CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
-    const cudaError_t at_return = cudaEventQuery(kernel_done);
+    QueuedAttach q{};
+    q.at_return = cudaEventQuery(kernel_done);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    const cudaError_t after_sync = cudaEventQuery(kernel_done);
-    std::printf("the %.0f ms kernel's event as the queued attach returned -> %s\n",
-                queued_kernel_ms, cudaGetErrorName(at_return));
-    std::printf("the kernel's event after cudaStreamSynchronize -> %s\n",
-                cudaGetErrorName(after_sync));
+    q.after_sync = cudaEventQuery(kernel_done);
     CUDA_CHECK(cudaEventDestroy(kernel_done));
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    CUDA_CHECK(cudaFree(data));
-    return 0;
+    return q;
 }
 
-// Child role: an attach to the host queued behind a running kernel, and a CPU write before that
+// Step 2 on one managed allocation of 1 MiB and a stream of its own.
+constexpr std::size_t rules_bytes = 1 << 20;
+
+struct AttachRules {
+    AttachAnswers answers;
+    QueuedAttach queued;
+};
+
+AttachRules attach_rules() {
+    char* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, rules_bytes));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream));
+    AttachRules rules{};
+    rules.answers = try_attach_calls(stream, data, rules_bytes);
+    rules.queued = attach_behind_kernel(stream, data);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(data));
+    return rules;
+}
+
+// Step 3. An attach to the host queued behind a running kernel, and a CPU write before that
 // kernel ends. The attach takes effect only when the work before it has finished, so until then
 // the data is still globally visible: where concurrentManagedAccess = 0 the write is a
-// segmentation fault; had the attach taken effect at once, the write would be allowed.
-int child_attach_pending(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+// segmentation fault; had the attach taken effect at once, the write would be allowed. Returns
+// the kernel's event as the host wrote.
+cudaError_t write_before_queued_attach() {
     int* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, sizeof *data));  // global: cudaMemAttachGlobal
     *data = 1;
@@ -133,141 +119,13 @@ int child_attach_pending(const std::vector<std::string>& args) {
     tutorial::launch_busy(stream, queued_kernel_ms);
     CUDA_CHECK(cudaEventRecord(kernel_done, stream));
     CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
-    std::printf("attach to the host queued behind a %.0f ms kernel; the host writes now...\n",
-                queued_kernel_ms);
-    std::fflush(stdout);  // printed even if the write ends the process
-    *data = 2;
+    *data = 2;  // the attach is still queued: data is still global
     const cudaError_t at_write = cudaEventQuery(kernel_done);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::printf("...and survived; the kernel's event at the write -> %s\n",
-                cudaGetErrorName(at_write));
     CUDA_CHECK(cudaEventDestroy(kernel_done));
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(data));
-    return 0;
-}
-
-namespace {
-
-// The error name a child printed for `call` ("cudaErrorInvalidValue (not allowed)" gives
-// "cudaErrorInvalidValue"), or what child_answer says instead.
-std::string answer_name(const tutorial::ChildResult& child, const std::string& call) {
-    const std::string answer = tutorial::child_answer(child, call);
-    return answer.substr(0, answer.find(' '));
-}
-
-// Part 1: x attached to the kernel's stream, the CPU writes y. True if it went as
-// concurrentManagedAccess predicts.
-bool show_wrong_variable(tutorial::Context& ctx, bool concurrent) {
-    std::printf(
-        "1. x attached to the kernel's stream, the CPU writes y (in a child process;\n"
-        "   concurrentManagedAccess = %d, so expected: %s):\n",
-        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
-    const tutorial::ChildResult wrong =
-        tutorial::run_child("wrong_variable", {std::to_string(ctx.device)});
-    tutorial::print_child_output(wrong);
-    std::printf("   The child %s.\n", wrong.describe().c_str());
-    std::printf(
-        "   Attaching x says nothing about y: y keeps global visibility, so where\n"
-        "   concurrentManagedAccess = 0 the system must assume the running kernel may use it\n"
-        "   and the CPU may not touch it. %s\n",
-        concurrent ? "Here any managed memory may be shared concurrently, so it\n"
-                     "   works; the same code crashes on Windows, WSL or Jetson."
-                   : "Here that is exactly what happened.");
-    ctx.claim(tutorial::documented("with only x attached, the CPU writing y during the kernel is "
-                                   "a segmentation fault",
-                                   segfaulted(wrong), "the child " + wrong.describe(),
-                                   "the driver let the CPU touch globally visible managed memory "
-                                   "while a kernel ran",
-                                   "Programming Guide, N.2.2.4 Stream Association Examples"),
-              attach_rule_not_judged(concurrent));
-    return concurrent ? wrong.succeeded() : segfaulted(wrong);
-}
-
-// Part 2: the calls cudaStreamAttachMemAsync accepts and refuses, and whether it returns before
-// the kernel queued ahead of it ends. True if every answer the reference promises came as it says.
-bool show_rules(tutorial::Context& ctx) {
-    std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
-    const tutorial::ChildResult rules =
-        tutorial::run_child("attach_rules", {std::to_string(ctx.device)});
-    tutorial::print_child_output(rules);
-    std::printf("   The child %s.\n", rules.describe().c_str());
-    const std::string null_single = answer_name(rules, "Single, the NULL stream");
-    const std::string half = answer_name(rules, "Single, own stream, half the size");
-    int accepted = 0;
-    for (const char* call : {"Single, own stream, length 0", "Single, own stream, whole size",
-                             "Host, the NULL stream", "Global, own stream"}) {
-        accepted += answer_name(rules, call) == "cudaSuccess" ? 1 : 0;
-    }
-    const bool refused = null_single.rfind("cudaError", 0) == 0;
-    const bool as_documented = rules.succeeded() && refused && accepted == 4;
-    ctx.claim(tutorial::documented(
-        "cudaStreamAttachMemAsync returns an error for cudaMemAttachSingle on the NULL stream, "
-        "and accepts Single with length 0 or the whole size, Host on the NULL stream and Global",
-        as_documented,
-        tutorial::format("Single on the NULL stream returned %s; %d of the other four returned "
-                         "cudaSuccess",
-                         null_single.c_str(), accepted),
-        "this driver accepts an attach the reference forbids, or refuses one it allows",
-        "Runtime API reference: cudaStreamAttachMemAsync"));
-    ctx.claim(tutorial::observed(
-        "cudaStreamAttachMemAsync refuses a length that is neither 0 nor the whole allocation",
-        half == "cudaErrorInvalidValue", "returned " + half,
-        "the cudaStreamAttachMemAsync entry says the length must be 0 or the whole allocation "
-        "and names no error for another length"));
-    const std::string at_return = answer_name(rules, "as the queued attach returned");
-    const std::string after_sync = answer_name(rules, "after cudaStreamSynchronize");
-    const bool enqueued = at_return == "cudaErrorNotReady" && after_sync == "cudaSuccess";
-    ctx.claim(tutorial::documented(
-        "cudaStreamAttachMemAsync enqueues the attach in the stream: the call returns while the "
-        "kernel queued before it still runs",
-        enqueued,
-        tutorial::format("the kernel's event was %s as the call returned, %s after "
-                         "cudaStreamSynchronize",
-                         at_return.c_str(), after_sync.c_str()),
-        "the call waited for the work queued before it in the stream",
-        "Runtime API reference: cudaStreamAttachMemAsync"));
-    return as_documented && enqueued;
-}
-
-// Part 3: an attach to the host queued behind a running kernel, and a CPU write before it ends.
-// True if it went as concurrentManagedAccess predicts.
-bool show_pending_attach(tutorial::Context& ctx, bool concurrent) {
-    std::printf(
-        "\n3. An attach to the host queued behind a running kernel, and a CPU write before the\n"
-        "   kernel ends (in a child process; concurrentManagedAccess = %d, so expected: %s):\n",
-        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
-    const tutorial::ChildResult pending =
-        tutorial::run_child("attach_pending", {std::to_string(ctx.device)});
-    tutorial::print_child_output(pending);
-    std::printf("   The child %s.\n", pending.describe().c_str());
-    ctx.claim(tutorial::documented("an attach queued behind a running kernel takes effect only "
-                                   "when the kernel ends: until then a CPU write to the globally "
-                                   "visible data is a segmentation fault",
-                                   segfaulted(pending), "the child " + pending.describe(),
-                                   "the attach took effect at once instead of in stream order",
-                                   "Runtime API reference: cudaStreamAttachMemAsync; Programming "
-                                   "Guide, N.2.2.1 GPU Exclusive Access To Managed Memory"),
-              attach_rule_not_judged(concurrent));
-    return concurrent ? pending.succeeded() : segfaulted(pending);
+    return at_write;
 }
 
 }  // namespace
-
-tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
-    const bool concurrent =
-        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    const bool wrong_variable = show_wrong_variable(ctx, concurrent);
-    const bool rules = show_rules(ctx);
-    const bool pending = show_pending_attach(ctx, concurrent);
-    return ctx.verdict(wrong_variable && rules && pending,
-                       tutorial::format("the CPU's writes behaved as concurrentManagedAccess = %d "
-                                        "predicts, and every attach call returned what the "
-                                        "reference promises",
-                                        concurrent ? 1 : 0));
-}
-
-TUTORIAL_SECTION(attach_wrong_variable, run_attach_wrong_variable);
-TUTORIAL_CHILD(wrong_variable, child_wrong_variable);
-TUTORIAL_CHILD(attach_rules, child_attach_rules);
-TUTORIAL_CHILD(attach_pending, child_attach_pending);

@@ -1,8 +1,8 @@
 // The course's check of exercise ex04_callback (the task is in ../callback.cu): the learner's
 // queue_and_total() must return long before the work it queued is done, and the total must be
 // right once the stream is.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
@@ -91,6 +91,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex04_callback",
         "Exercise (chapter 04_stream_attach): CPU work queued in a stream",
-        {{"check", "queue_and_total: returns at once, total right", check}}};
+        {{"check", "queue_and_total: returns at once, total right", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -1,8 +1,8 @@
 // The course's check of exercise ex04_thread_streams (the task is in ../thread_streams.cu): 4
 // host threads run the learner's run_tasks() at once; their results must be right and the
 // threads must finish sooner than with the given version.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
@@ -116,6 +116,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex04_thread_streams",
         "Exercise (chapter 04_stream_attach): a stream per host thread, its buffer attached",
-        {{"check", "run_tasks in 4 threads: right results, sooner than given", check}}};
+        {{"check", "run_tasks in 4 threads: right results, sooner than given", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }
