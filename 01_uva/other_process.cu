@@ -1,16 +1,10 @@
-// Section `other_process` (a fault demo): a device pointer is only an address in this process's
-// virtual address space. Handed to another process as a number, it points at nothing there.
+// Section other_process (a fault demo): a device pointer is only an address in this process's
+// virtual address space. checks/other_process.cu hands one to a child process as a number; the
+// child uses it as below, and the calls' results are the lesson.
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/patterns.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cinttypes>
 #include <cstdint>
-#include <cstdlib>
 #include <iostream>
-#include <string>
 
 namespace {
 
@@ -24,7 +18,6 @@ struct Use {
     cudaError_t launch, finish, after;
 };
 
-// lesson:begin
 __global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::size_t count) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -32,8 +25,16 @@ __global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::s
     }
 }
 
-// The mistake: a device pointer another process allocated, received as a number and used as it
-// is. No CUDA_CHECK on the calls that are expected to fail: what they return is the lesson.
+// Step 1. The address arrives as a number, here on standard input: nothing in it says which
+// process it belongs to.
+const std::uint32_t* receive_address() {
+    std::uintptr_t address = 0;
+    std::cin >> std::hex >> address;
+    return reinterpret_cast<const std::uint32_t*>(address);
+}
+
+// Step 2. The mistake: a device pointer another process allocated, used as it is. No CUDA_CHECK on
+// the calls that are expected to fail: what they return is the lesson.
 Use use_foreign_pointer(const std::uint32_t* foreign) {
     Use r{};
     cudaPointerAttributes attributes{};
@@ -48,108 +49,5 @@ Use use_foreign_pointer(const std::uint32_t* foreign) {
     r.after = cudaFree(mine);  // after an illegal address, the context is unusable
     return r;
 }
-// lesson:end
-
-// ---- Checking and reporting: everything below uses the lesson above. ----
 
 }  // namespace
-
-// Child role: reads a pointer value from stdin and tries to use it.
-int child_use_foreign_pointer(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::uintptr_t address = 0;
-    std::cin >> std::hex >> address;
-    const auto* foreign = reinterpret_cast<const std::uint32_t*>(address);
-    std::printf("received the address %p\n", static_cast<const void*>(foreign));
-    const Use r = use_foreign_pointer(foreign);
-    std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(r.query),
-                r.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
-                                                     : "something CUDA knows");
-    std::printf("its own cudaMalloc returned %p, %s\n", r.mine,
-                r.mine == foreign ? "the same address as the one received" : "another address");
-    std::printf("a kernel reading it: launch %s, then cudaDeviceSynchronize returned %s (%s)\n",
-                cudaGetErrorName(r.launch), cudaGetErrorName(r.finish),
-                cudaGetErrorString(r.finish));
-    std::printf("the next call, cudaFree, returned %s too: the error is sticky\n",
-                cudaGetErrorName(r.after));
-    return r.finish == cudaSuccess ? 0 : 3;
-}
-
-tutorial::Result run_other_process(tutorial::Context& ctx) {
-    const std::uint32_t seed = 7;
-    std::uint32_t* buffer = nullptr;
-    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
-    fill_on_device(buffer, count, seed);
-    std::printf(
-        "This process allocated %p and filled it. It now starts a child process (fork +\n"
-        "exec of this program) and writes that address to the child's stdin.\n\n",
-        static_cast<void*>(buffer));
-
-    const tutorial::ChildResult child = tutorial::run_child(
-        "use_foreign_pointer", {std::to_string(ctx.device)},
-        tutorial::format("%" PRIxPTR "\n", reinterpret_cast<std::uintptr_t>(buffer)));
-    tutorial::print_child_output(child);
-    std::printf("The child %s.\n\n", child.describe().c_str());
-
-    // This process is unaffected: its context still works (a GPU reset after the fault would
-    // have ended it too), and its buffer is intact.
-    const cudaError_t here = cudaDeviceSynchronize();
-    const std::size_t wrong =
-        here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
-    CUDA_CHECK(cudaFree(buffer));
-    std::printf(
-        "Here the buffer is still intact (%zu wrong values). To share GPU memory with another\n"
-        "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
-        wrong);
-
-    const bool unknown_there =
-        child.exited && child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos;
-    const bool kernel_faulted =
-        child.exited && child.exit_code == 3 &&
-        child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
-    const bool sticky =
-        child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
-    // The child's own buffer at the parent's address would make the kernel read the child's own
-    // memory: then there is nothing foreign to read, and the fault is not judged.
-    const bool same_address =
-        child.output.find("the same address as the one received") != std::string::npos;
-    ctx.claim(tutorial::documented(
-        "in another process this address is not CUDA memory", unknown_there,
-        unknown_there ? "cudaPointerGetAttributes there: unregistered" : "known there",
-        "the two processes share one address space through some other mechanism",
-        "Programming Guide, Unified Virtual Address Space (a device pointer is not valid outside "
-        "its process); Runtime API reference: cudaPointerGetAttributes"));
-    ctx.claim(tutorial::observed(
-                  "a kernel reading another process's address faults with cudaErrorIllegalAddress",
-                  kernel_faulted,
-                  kernel_faulted ? "the kernel failed with cudaErrorIllegalAddress"
-                                 : "the child " + child.describe() + ", not with that error",
-                  "a kernel's access to memory its process never allocated is undefined "
-                  "behaviour: no entry names the error it gets"),
-              same_address ? "the child's own cudaMalloc returned the parent's address, so its "
-                             "kernel read the child's own memory"
-                           : "");
-    ctx.claim(tutorial::documented(
-                  "after an illegal address the child's context is lost: its next call fails the "
-                  "same way",
-                  sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
-                  "the driver recovered the context after the fault",
-                  "Runtime API reference: cudaErrorIllegalAddress (enum cudaError: the process is "
-                  "left in an inconsistent state and further CUDA work returns the same error)"),
-              kernel_faulted ? "" : "the kernel did not fault, so there was no error to keep");
-    ctx.claim(tutorial::observed(
-        "the other process's fault leaves this one's context working: a kernel here reads the "
-        "buffer intact",
-        here == cudaSuccess && wrong == 0,
-        tutorial::format("cudaDeviceSynchronize: %s; %zu of %zu values wrong",
-                         cudaGetErrorName(here), wrong, count),
-        "the reference says a fault leaves the faulting process unusable and nothing of other "
-        "processes (under MPS one client's fault ends every client's work)"));
-    return ctx.verdict(unknown_there && (sticky || !kernel_faulted),
-                       "the child's CUDA did not know the address, and its fault stuck to its "
-                       "context; the fault itself and this process's intact buffer are what this "
-                       "driver did");
-}
-
-TUTORIAL_SECTION(other_process, run_other_process);
-TUTORIAL_CHILD(use_foreign_pointer, child_use_foreign_pointer);

@@ -1,34 +1,17 @@
-// Section `peer_bandwidth` (needs 2 or more GPUs): how fast data moves between GPUs, for every
-// ordered pair. cudaMemcpyPeerAsync without peer access is staged through host memory; with peer
-// access the copy engines send it straight over NVLink. Copies are timed the way NVIDIA's
-// nvbandwidth times them: a kernel holds the stream while every copy is queued behind it, so the
-// events measure the copies, not how fast the CPU queued them.
+// Section peer_bandwidth (2 or more GPUs): how fast data moves between GPUs, with and without peer
+// access, and how such copies are timed: the way NVIDIA's nvbandwidth does it, a kernel holding the
+// stream until every copy is queued. (checks/peer_bandwidth.cu times every pair and judges them.)
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/device.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/requires.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <string>
 #include <vector>
-
-using tutorial::format;
 
 namespace {
 
-constexpr std::uint32_t seed = 21;
-constexpr std::size_t small_copy = 4;  // bytes: the latency of a copy that carries almost nothing
-constexpr int small_copies = 100;
-constexpr double hold_timeout_ms = 2000.0;
-
-// lesson:begin
-// Peer access from every GPU to every other, or none: with it, a copy between two GPUs goes
+// Step 1. Peer access from every GPU to every other, or none: with it, a copy between two GPUs goes
 // straight over their link; without it, the driver stages it through host memory.
 void set_peer_access(int gpus, bool enable) {
     for (int from = 0; from < gpus; ++from) {
@@ -44,18 +27,18 @@ void set_peer_access(int gpus, bool enable) {
     }
 }
 
-// One copy from GPU `from` to GPU `to`, queued on a stream of the sending GPU.
+// Step 2. One copy from GPU `from` to GPU `to`, queued on a stream of the sending GPU.
 void copy_peer(const std::vector<std::uint32_t*>& receive, const std::vector<std::uint32_t*>& send,
                int from, int to, std::size_t bytes, cudaStream_t stream) {
     CUDA_CHECK(cudaMemcpyPeerAsync(receive[to], to, send[from], from, bytes, stream));
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
+// Step 3. Timing copies without timing the CPU: a kernel spins until the host sets *release
+// (pinned host memory, which every GPU can read under unified addressing), so that everything
+// queued behind it on the stream starts at once. It gives up after a deadline and says so, so
+// that a host that never releases it cannot hang the GPU.
+constexpr double hold_timeout_ms = 2000.0;
 
-// Spins until the host sets *release (pinned host memory, which every GPU can read under unified
-// addressing), so that everything queued behind it on the stream starts at once. It gives up after
-// a deadline and says so, so that a host that never releases it cannot hang the GPU.
 __global__ void hold_stream(const volatile int* release, unsigned long long timeout_ns,
                             int* timed_out) {
     const unsigned long long until = tutorial::global_nanoseconds() + timeout_ns;
@@ -86,13 +69,26 @@ struct Hold {
     }
 };
 
+// The flag and the time-out mark live in cudaMallocHost memory: pinned, so every GPU reads them
+// at the address the CPU writes.
+void allocate_hold(Hold& hold) {
+    CUDA_CHECK(cudaMallocHost(&hold.release, sizeof(int)));
+    CUDA_CHECK(cudaMallocHost(&hold.timed_out, sizeof(int)));
+    *hold.timed_out = 0;
+}
+
+void free_hold(const Hold& hold) {
+    CUDA_CHECK(cudaFreeHost(hold.release));
+    CUDA_CHECK(cudaFreeHost(hold.timed_out));
+}
+
 struct Buffers {
     std::vector<std::uint32_t*> send, receive;  // per GPU: what it sends, where it receives
     std::size_t count;
 };
 
-// One direction, GPU `from` to GPU `to`, on a stream of `from` (its copy engine pushes the data):
-// `copies` back-to-back copies of `bytes` per round, median milliseconds per copy.
+// Step 4. One direction, GPU `from` to GPU `to`, on a stream of `from` (its copy engine pushes the
+// data): `copies` back-to-back copies of `bytes` per round, median milliseconds per copy.
 double one_way_ms(const Buffers& b, int from, int to, std::size_t bytes, int copies, int runs,
                   const Hold& hold) {
     CUDA_CHECK(cudaSetDevice(from));
@@ -113,9 +109,10 @@ double one_way_ms(const Buffers& b, int from, int to, std::size_t bytes, int cop
     return ms;
 }
 
-// Both directions at once: GPU a pushes to b on a stream of a while b pushes to a on a stream of
-// b. b's stream waits for an event of a's stream, so both start when the hold ends, and a's stream
-// waits for b's copies, so that a's two events span both directions. Median ms per round.
+// Step 5. Both directions at once: GPU a pushes to b on a stream of a while b pushes to a on a
+// stream of b. b's stream waits for an event of a's stream, so both start when the hold ends, and
+// a's stream waits for b's copies, so that a's two events span both directions. Median ms per
+// round.
 double both_ways_ms(const Buffers& b, int a, int c, std::size_t bytes, int copies, int runs,
                     const Hold& hold) {
     cudaStream_t on_a = nullptr, on_c = nullptr;
@@ -150,7 +147,8 @@ double both_ways_ms(const Buffers& b, int a, int c, std::size_t bytes, int copie
     return ms;
 }
 
-// A kernel on GPU `from` adds up GPU `to`'s buffer through its pointer (peer access enabled).
+// Step 6. A kernel on GPU `from` adds up GPU `to`'s buffer through its pointer (peer access
+// enabled).
 double kernel_read_ms(const Buffers& b, int from, int to, int runs) {
     CUDA_CHECK(cudaSetDevice(from));
     unsigned long long* sum = nullptr;
@@ -163,216 +161,4 @@ double kernel_read_ms(const Buffers& b, int from, int to, int runs) {
     return ms;
 }
 
-// Values wrong in GPU `to`'s receive buffer, which should hold GPU `from`'s data.
-std::size_t arrived_wrong(const Buffers& b, int from, int to) {
-    CUDA_CHECK(cudaSetDevice(to));
-    return mismatches_on_device(b.receive[to], b.count, seed + from);
-}
-
-struct PairRates {
-    int from, to;
-    double staged = 0, staged_both = 0;  // GB/s without peer access: one way, both ways in total
-    double peer = 0, peer_both = 0;      // ...with peer access
-    double small_us = 0;                 // microseconds per 4-byte copy, with peer access
-    double kernel = 0;                   // a kernel on `from` reading `to`'s memory, GB/s
-};
-
-struct BandwidthResult {
-    std::vector<PairRates> pairs;  // every ordered pair
-    std::size_t wrong = 0;         // values wrong after the copies, over every check
-    int timed_out = 0;             // holds that gave up before the host released them
-    int gpus = 0;                  // how many GPUs took part
-};
-
-void measure_pair(PairRates& p, const Buffers& b, bool peer, int runs, int copies, const Hold& hold,
-                  BandwidthResult& r) {
-    const std::size_t bytes = b.count * sizeof(std::uint32_t);
-    // Staged copies take ten times longer, so two a round are enough and the time the CPU takes
-    // to queue them does not matter. They are not held: the runtime may wait inside the call for
-    // work queued before it, which would wait for the hold, which waits for the CPU.
-    const int n = peer ? copies : 2;
-    const Hold not_held{hold.release, hold.timed_out, false};
-    const Hold& h = peer ? hold : not_held;
-    (peer ? p.peer : p.staged) =
-        tutorial::gb_per_s(bytes, one_way_ms(b, p.from, p.to, bytes, n, runs, h));
-    r.wrong += arrived_wrong(b, p.from, p.to);
-    if (p.from < p.to) {  // both ways once per pair, shown in both of its rows
-        (peer ? p.peer_both : p.staged_both) =
-            tutorial::gb_per_s(2 * n * bytes, both_ways_ms(b, p.from, p.to, bytes, n, runs, h));
-        r.wrong += arrived_wrong(b, p.from, p.to) + arrived_wrong(b, p.to, p.from);
-    }
-    if (!peer) return;
-    p.small_us = 1e3 * one_way_ms(b, p.from, p.to, small_copy, small_copies, runs, hold);
-    p.kernel = tutorial::gb_per_s(bytes, kernel_read_ms(b, p.from, p.to, runs));
-}
-
-BandwidthResult measure_bandwidth(int gpus, std::size_t count, int copies, int runs, Hold& hold) {
-    BandwidthResult r;
-    r.gpus = gpus;
-    Buffers b{std::vector<std::uint32_t*>(gpus), std::vector<std::uint32_t*>(gpus), count};
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMalloc(&b.send[g], count * sizeof(std::uint32_t)));
-        CUDA_CHECK(cudaMalloc(&b.receive[g], count * sizeof(std::uint32_t)));
-        fill_on_device(b.send[g], count, seed + g);
-    }
-    // The flag: cudaMallocHost memory is pinned for, and readable by, every GPU.
-    CUDA_CHECK(cudaMallocHost(&hold.release, sizeof(int)));
-    CUDA_CHECK(cudaMallocHost(&hold.timed_out, sizeof(int)));
-    *hold.timed_out = 0;
-    for (int from = 0; from < gpus; ++from) {
-        for (int to = 0; to < gpus; ++to) {
-            if (from != to) r.pairs.push_back({from, to});
-        }
-    }
-    for (PairRates& p : r.pairs) measure_pair(p, b, false, runs, copies, hold, r);
-    set_peer_access(gpus, true);
-    for (PairRates& p : r.pairs) measure_pair(p, b, true, runs, copies, hold, r);
-    set_peer_access(gpus, false);
-    for (PairRates& p : r.pairs) {  // both ways was measured once per pair: fill in the mirror
-        for (const PairRates& q : r.pairs) {
-            if (q.from == p.to && q.to == p.from && p.from > p.to) {
-                p.staged_both = q.staged_both;
-                p.peer_both = q.peer_both;
-            }
-        }
-    }
-    r.timed_out = *hold.timed_out;
-    CUDA_CHECK(cudaFreeHost(hold.release));
-    CUDA_CHECK(cudaFreeHost(hold.timed_out));
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaFree(b.send[g]));
-        CUDA_CHECK(cudaFree(b.receive[g]));
-    }
-    return r;
-}
-
-// NVLink's limit one way, for the GPUs whose links this program knows: an H100 or H200 SXM has 18
-// NVLink 4 links, each 26.5625 GB/s one way as `nvidia-smi nvlink --status` reports it (the line
-// rate). NVIDIA's published figure, 900 GB/s both ways or 450 GB/s one way, counts 25 GB/s a
-// link. The program takes the larger line rate, so its percentages are the stricter ones: a
-// copy at 70% of 478 GB/s is 74% of 450. 0 where the GPU is another model.
-double nvlink_limit_gbps(int device) {
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    const std::string name = prop.name;
-    const bool sxm =
-        (name.find("H100") != std::string::npos || name.find("H200") != std::string::npos) &&
-        name.find("PCIe") == std::string::npos && name.find("NVL") == std::string::npos;
-    return sxm ? 18 * 26.5625 : 0.0;
-}
-
-// A matrix with a row per sending GPU and a column per receiving one; `name` names its CSV file.
-void print_matrix(const char* name, const char* title, const BandwidthResult& r, int gpus,
-                  double PairRates::*value, const char* cell_format, double limit) {
-    std::printf("%s\n", title);
-    std::vector<tutorial::Column> columns = {{"from \\ to"}};
-    for (int g = 0; g < gpus; ++g) columns.push_back({format("GPU %d", g), tutorial::Align::right});
-    tutorial::Table table(columns);
-    table.named(name);
-    for (int from = 0; from < gpus; ++from) {
-        std::vector<std::string> row = {format("GPU %d", from)};
-        for (int to = 0; to < gpus; ++to) row.push_back("-");
-        for (const PairRates& p : r.pairs) {
-            if (p.from != from) continue;
-            const double v = p.*value;
-            row[1 + p.to] =
-                format(cell_format, v) + (limit > 0 ? format(" (%.0f%%)", 100.0 * v / limit) : "");
-        }
-        table.add_row(row);
-    }
-    table.print();
-    std::printf("\n");
-}
-
-template <typename Ratio>
-double smallest(const BandwidthResult& r, Ratio ratio) {
-    double least = 1e300;
-    for (const PairRates& p : r.pairs) least = std::min(least, ratio(p));
-    return least;
-}
-
-tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthResult& r,
-                                       double limit) {
-    std::printf(
-        "Without peer access the runtime copies through a staging buffer in host memory, over\n"
-        "PCIe twice; with it, the sending GPU's copy engine writes into the peer's memory over\n"
-        "NVLink. Both directions at once use separate links' lanes, so they add up; a kernel\n"
-        "reading a peer's memory in place goes over the same links.\n\n");
-    ctx.claim(tutorial::at_least(
-        "peer access makes copies between GPUs much faster than staging through the host "
-        "(slowest pair, with / without)",
-        smallest(r, [](const PairRates& p) { return p.peer / p.staged; }), 4.0, "x",
-        "the copies with peer access were not sent over NVLink: no NVLink between these GPUs"));
-    ctx.claim(tutorial::at_least(
-                  "one-way peer copies come close to the NVLink limit "
-                  "(slowest pair, percent of the limit)",
-                  limit > 0 ? 100.0 * smallest(r, [](const PairRates& p) { return p.peer; }) / limit
-                            : 0.0,
-                  70.0, "%", "a pair with fewer links, or other work on the GPUs"),
-              limit <= 0 ? "this program does not know this GPU model's NVLink limit"
-              : r.gpus > 2
-                  ? "with more than 2 GPUs a board may split its links among the peers (without "
-                    "an NVSwitch), and the CUDA runtime cannot count the links of a pair"
-                  : "");
-    ctx.claim(tutorial::at_least(
-        "both directions at once carry nearly twice one direction (slowest pair, both / one)",
-        smallest(r, [](const PairRates& p) { return p.peer_both / p.peer; }), 1.8, "x",
-        "the two directions share a link or a copy engine"));
-    ctx.claim(tutorial::at_least(
-        "a kernel reading a peer's memory in place gets most of a copy's rate "
-        "(slowest pair, kernel / copy)",
-        smallest(r, [](const PairRates& p) { return p.kernel / p.peer; }), 0.5, "x",
-        "the kernel's reads do not keep enough requests in flight over the link"));
-    return ctx.verdict(r.wrong == 0 && r.timed_out == 0,
-                       format("every copy arrived intact, %zu values wrong; %d holds timed out",
-                              r.wrong, r.timed_out));
-}
-
 }  // namespace
-
-tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
-    const int gpus = tutorial::device_count();
-    if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
-    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
-    const std::string no_peer = tutorial::why_no_peer_access(gpus);
-    if (!no_peer.empty()) return ctx.skip(no_peer);
-    const std::size_t bytes = ctx.quick() ? (64 << 20) : (256 << 20);
-    const int copies = ctx.quick() ? 4 : 8;
-    const int runs = ctx.quick() ? 5 : 7;
-    const double limit = nvlink_limit_gbps(ctx.device);
-    Hold hold;
-    hold.enabled = tutorial::why_timing_not_judged().empty();
-    std::printf(
-        "%d GPUs; %s buffers. Each copy is cudaMemcpyPeerAsync on a stream of the sending GPU,\n"
-        "%d back to back, held behind a waiting kernel until all are queued; medians of %d runs.\n"
-        "NVLink limit one way: %s.\n\n",
-        gpus, tutorial::format_bytes(bytes).c_str(), copies, runs,
-        limit > 0 ? "18 links x 26.5625 GB/s = 478 GB/s (H100/H200 SXM: the line rate\n"
-                    "nvidia-smi nvlink --status shows per link; NVIDIA's published 450 GB/s\n"
-                    "counts 25 GB/s a link, so the percentages here are of the higher ceiling)"
-                  : "not known for this GPU model (no percentages)");
-    const BandwidthResult r =
-        measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);
-    print_matrix("one_way_staged",
-                 "One way, GB/s, without peer access (staged through host memory):", r, gpus,
-                 &PairRates::staged, "%.1f", 0);
-    print_matrix("one_way_peer",
-                 "One way, GB/s, with peer access (percent of the NVLink limit):", r, gpus,
-                 &PairRates::peer, "%.1f", limit);
-    print_matrix("both_ways_staged", "Both ways at once, GB/s in total, without peer access:", r,
-                 gpus, &PairRates::staged_both, "%.1f", 0);
-    print_matrix("both_ways_peer",
-                 "Both ways at once, GB/s in total, with peer access (percent of twice the limit):",
-                 r, gpus, &PairRates::peer_both, "%.1f", 2 * limit);
-    print_matrix("latency_us",
-                 "Latency: microseconds per 4-byte copy, back to back, with peer access:", r, gpus,
-                 &PairRates::small_us, "%.2f", 0);
-    print_matrix("kernel_reads",
-                 "A kernel on the row's GPU adding up the column's GPU memory in place, GB/s:", r,
-                 gpus, &PairRates::kernel, "%.1f", limit);
-    return report_peer_bandwidth(ctx, r, limit);
-}
-
-TUTORIAL_SECTION(peer_bandwidth, run_peer_bandwidth);

@@ -1,34 +1,22 @@
-// Section `portable_pinned` (needs 2 or more GPUs): one pinned host buffer serving every GPU.
-// cudaHostAllocPortable asks that the memory count as pinned for every CUDA context, not only the
-// current device's. Under unified addressing every pinned allocation is already mapped at one
-// address for all GPUs; the section measures whether the flag still changes anything.
+// Section portable_pinned (2 or more GPUs): cudaHostAllocPortable asks that pinned memory count
+// as pinned for every CUDA context. Under unified addressing every pinned allocation already is;
+// checks/portable_pinned.cu measures whether the flag still changes anything.
 #include "common/check.hpp"
-#include "common/device.hpp"
 #include "common/patterns.hpp"
-#include "common/harness/report.hpp"
-#include "common/timing.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <string>
-#include <vector>
-
-using tutorial::format;
 
 namespace {
 
 constexpr std::uint32_t seed = 31;
 
+// Step 1. Two pinned buffers made while GPU `home` is current: one asks to count as pinned for
+// every CUDA context (cudaHostAllocPortable), the other does not.
 struct Pinned {
     std::uint32_t* portable;
     std::uint32_t* plain;
 };
 
-// lesson:begin
-// Two pinned buffers made while GPU `home` is current: one asks to count as pinned for every
-// CUDA context (cudaHostAllocPortable), the other does not.
 Pinned allocate_pinned(int home, std::size_t bytes) {
     Pinned p{nullptr, nullptr};
     CUDA_CHECK(cudaSetDevice(home));
@@ -37,175 +25,52 @@ Pinned allocate_pinned(int home, std::size_t bytes) {
     return p;
 }
 
-// Any GPU copies from either of them into its own memory.
+// Step 2. The flags each buffer reports it was allocated with (cudaHostAlloc's flag values); the
+// Default buffer's also with another GPU current.
+struct Flags {
+    unsigned portable, plain, plain_elsewhere;
+};
+
+Flags host_flags(const Pinned& p, int other_gpu) {
+    Flags f{0, 0, 0};
+    CUDA_CHECK(cudaHostGetFlags(&f.portable, p.portable));
+    CUDA_CHECK(cudaHostGetFlags(&f.plain, p.plain));
+    CUDA_CHECK(cudaSetDevice(other_gpu));
+    CUDA_CHECK(cudaHostGetFlags(&f.plain_elsewhere, p.plain));
+    return f;
+}
+
+// Step 3. Any GPU copies from either of them into its own memory.
 void copy_to(int gpu, std::uint32_t* device, const std::uint32_t* host, std::size_t bytes) {
     CUDA_CHECK(cudaSetDevice(gpu));
     CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-// cudaHostGetFlags answers in cudaHostAlloc's flag values.
-std::string flag_names(unsigned flags) {
-    std::string text;
-    if (flags & cudaHostAllocPortable) text += "Portable";
-    if (flags & cudaHostAllocMapped) text += text.empty() ? "Mapped" : "|Mapped";
-    if (flags & cudaHostAllocWriteCombined)
-        text += text.empty() ? "WriteCombined" : "|WriteCombined";
-    return text.empty() ? "Default" : text;
-}
-
-struct Use {
-    int gpu;
-    const char* buffer;
-    double copy_gbps = 0;           // cudaMemcpyAsync host -> this GPU, from the buffer (median)
-    double copy_low = 0, copy_high = 0;  // the slowest and fastest round
-    std::size_t read_wrong = 0;     // a kernel on this GPU read the buffer through its pointer
-    std::size_t written_wrong = 0;  // a kernel on this GPU wrote it; the CPU checked
+// Step 4. A kernel on `gpu` reads the buffer in place, then another writes it, which the CPU
+// checks. The kernels use the host pointer as it is.
+struct InPlace {
+    std::size_t read_wrong;     // a kernel on this GPU read the buffer through its pointer
+    std::size_t written_wrong;  // a kernel on this GPU wrote it; the CPU checked
 };
 
-// One GPU's copy from one host buffer into its own memory: `copies` back to back, timed with
-// events on that GPU; milliseconds per copy.
-double copy_ms(int gpu, std::uint32_t* device, const std::uint32_t* host, std::size_t bytes,
-               int copies) {
+InPlace use_in_place(int gpu, std::uint32_t* device, std::uint32_t* host, std::size_t count) {
+    InPlace r{0, 0};
     CUDA_CHECK(cudaSetDevice(gpu));
-    tutorial::EventTimer timer;
-    timer.start();
-    for (int c = 0; c < copies; ++c) copy_to(gpu, device, host, bytes);
-    timer.stop();
-    return timer.elapsed_ms() / copies;
-}
-
-// A kernel on `gpu` reads the buffer in place, then another writes it, which the CPU checks.
-void use_in_place(Use& u, std::uint32_t* device, std::uint32_t* host, std::size_t count) {
-    CUDA_CHECK(cudaSetDevice(u.gpu));
     fill_on_host(host, count, seed);
     CUDA_CHECK(cudaMemcpy(device, host, count * sizeof *host, cudaMemcpyHostToDevice));
-    u.read_wrong =
+    r.read_wrong =
         mismatches_on_device(device, count, seed) + mismatches_on_device(host, count, seed);
-    fill_on_device(host, count, seed + u.gpu + 1);  // the kernel writes through the host pointer
-    u.written_wrong = mismatches_on_host(host, count, seed + u.gpu + 1);
-}
-
-struct PortableResult {
-    unsigned portable_flags = 0, plain_flags = 0;
-    unsigned plain_flags_elsewhere = 0;  // the same query with another GPU current
-    std::vector<Use> uses;               // GPU 0 Portable, GPU 0 Default, GPU 1 Portable, ...
-};
-
-PortableResult measure_portable(int gpus, int home, std::size_t count, int rounds) {
-    PortableResult r;
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    const Pinned pinned = allocate_pinned(home, bytes);
-    std::uint32_t* portable = pinned.portable;
-    std::uint32_t* plain = pinned.plain;
-    CUDA_CHECK(cudaHostGetFlags(&r.portable_flags, portable));
-    CUDA_CHECK(cudaHostGetFlags(&r.plain_flags, plain));
-    CUDA_CHECK(cudaSetDevice((home + 1) % gpus));
-    CUDA_CHECK(cudaHostGetFlags(&r.plain_flags_elsewhere, plain));
-
-    std::vector<std::uint32_t*> device(gpus, nullptr);
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMalloc(&device[g], bytes));
-        r.uses.push_back(Use{g, "Portable"});
-        r.uses.push_back(Use{g, "Default"});
-    }
-    // Every GPU-buffer pair in turn, round after round: a slow spell of the shared host falls on
-    // all pairs alike instead of on whichever GPU happened to copy then.
-    const auto ms = tutorial::interleaved_ms(r.uses.size(), 1, rounds, [&](std::size_t i) {
-        const Use& u = r.uses[i];
-        return copy_ms(u.gpu, device[u.gpu], i % 2 == 0 ? portable : plain, bytes, 4);
-    });
-    for (std::size_t i = 0; i < r.uses.size(); ++i) {
-        Use& u = r.uses[i];
-        u.copy_gbps = tutorial::gb_per_s(bytes, ms[i].median);
-        u.copy_low = tutorial::gb_per_s(bytes, ms[i].high);
-        u.copy_high = tutorial::gb_per_s(bytes, ms[i].low);
-        use_in_place(u, device[u.gpu], i % 2 == 0 ? portable : plain, count);
-    }
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaFree(device[g]));
-    }
-    CUDA_CHECK(cudaSetDevice(home));
-    CUDA_CHECK(cudaFreeHost(portable));
-    CUDA_CHECK(cudaFreeHost(plain));
+    fill_on_device(host, count, seed + gpu + 1);  // the kernel writes through the host pointer
+    r.written_wrong = mismatches_on_host(host, count, seed + gpu + 1);
     return r;
 }
 
-}  // namespace
-
-tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
-    const int gpus = tutorial::device_count();
-    if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
-    const std::size_t bytes = ctx.quick() ? (16 << 20) : (256 << 20);
-    const int rounds = ctx.quick() ? 5 : 9;
-    std::printf(
-        "With GPU %d current, two %s buffers: cudaHostAlloc(&p, n, cudaHostAllocPortable) and\n"
-        "cudaHostAlloc(&p, n, cudaHostAllocDefault). Every GPU copies each buffer to its own\n"
-        "memory, the pairs taking turns for %d rounds (median, slowest and fastest round); then\n"
-        "a kernel on each GPU reads each buffer through the host pointer and another writes it,\n"
-        "which the CPU checks.\n\n",
-        ctx.device, tutorial::format_bytes(bytes).c_str(), rounds);
-    const PortableResult r = measure_portable(gpus, ctx.device, bytes / 4, rounds);
-    std::printf(
-        "cudaHostGetFlags: Portable buffer %s; Default buffer %s (%s with GPU %d current)\n\n",
-        flag_names(r.portable_flags).c_str(), flag_names(r.plain_flags).c_str(),
-        flag_names(r.plain_flags_elsewhere).c_str(), (ctx.device + 1) % gpus);
-
-    tutorial::Table table({{"GPU"},
-                           {"buffer"},
-                           {"copy to the GPU, GB/s", tutorial::Align::right},
-                           {"slowest - fastest", tutorial::Align::right},
-                           {"kernel read in place"},
-                           {"kernel wrote, CPU checked"}});
-    // Each GPU's Default buffer against its Portable one: the same GPU and the same link, so the
-    // ratio shows the flag and nothing else (two GPUs may sit behind different links).
-    double worst_ratio = 1e300;
-    int right = 0;
-    for (std::size_t i = 0; i < r.uses.size(); ++i) {
-        const Use& u = r.uses[i];
-        if (i % 2 == 1) worst_ratio = std::min(worst_ratio, u.copy_gbps / r.uses[i - 1].copy_gbps);
-        right += u.read_wrong == 0 && u.written_wrong == 0;
-        table.add_row({format("GPU %d", u.gpu), u.buffer, format("%.1f", u.copy_gbps),
-                       format("%.1f - %.1f", u.copy_low, u.copy_high),
-                       format("%zu wrong", u.read_wrong), format("%zu wrong", u.written_wrong)});
-    }
-    table.print();
-    std::printf(
-        "\nUnder unified addressing a pinned allocation is one address in every GPU's space, so\n"
-        "the flag no longer decides who can use it. Without unified addressing (32-bit\n"
-        "programs, CUDA before 4.0) memory pinned in one context was ordinary pageable memory\n"
-        "to the others, and Portable was the way to share it.\n\n");
-    const int uses = static_cast<int>(r.uses.size());
-    ctx.claim(tutorial::documented(
-        "cudaHostGetFlags reports Portable for the buffer that asked for it",
-        (r.portable_flags & cudaHostAllocPortable) != 0, flag_names(r.portable_flags),
-        "the flags were not recorded as given",
-        "Runtime API reference: cudaHostGetFlags (the flags used to allocate the memory)"));
-    ctx.claim(tutorial::observed(
-        "...and not for the Default buffer", (r.plain_flags & cudaHostAllocPortable) == 0,
-        flag_names(r.plain_flags),
-        "under unified addressing every cudaHostAlloc buffer is reachable from every device "
-        "whatever its flags, and the driver reports Mapped, which was not asked for: which flags "
-        "it reports beyond those given is not specified"));
-    ctx.claim(tutorial::documented(
-        "with or without Portable, kernels on every GPU read and write the buffer in place",
-        right == uses, format("%d of %d GPU-buffer pairs right", right, uses),
-        "the memory is not mapped for every GPU: no unified addressing",
-        "Runtime API reference: Unified Addressing (Automatic Mapping of Host Allocated Host "
-        "Memory: every cudaHostAlloc buffer, with or without cudaHostAllocPortable)"));
-    ctx.claim(tutorial::at_least(
-        "without Portable, every GPU copies from the buffer as fast as from the Portable one "
-        "(Default / Portable on the same GPU, the lowest of the GPUs)",
-        worst_ratio, 0.8, "x",
-        "a GPU treated the Default buffer as pageable memory (staged through its own pinned "
-        "buffer), which only happens without unified addressing"));
-    return ctx.verdict(
-        right == uses,
-        format("every GPU's kernels read and wrote both buffers: %d of %d right", right, uses));
+// Step 5. Pinned memory is freed with cudaFreeHost (here with GPU `home` current again, as
+// the rest of the program expects).
+void free_pinned(int home, const Pinned& p) {
+    CUDA_CHECK(cudaSetDevice(home));
+    CUDA_CHECK(cudaFreeHost(p.portable));
+    CUDA_CHECK(cudaFreeHost(p.plain));
 }
 
-TUTORIAL_SECTION(portable_pinned, run_portable_pinned);
+}  // namespace

@@ -87,6 +87,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex01_where_is",
         "Exercise (chapter 01_uva): where does a pointer's memory live?",
-        {{"check", "where_is: the kind of memory behind 10 pointers", check}}};
+        {{"check", "where_is: the kind of memory behind 10 pointers", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

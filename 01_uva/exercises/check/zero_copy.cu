@@ -77,6 +77,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex01_zero_copy",
         "Exercise (chapter 01_uva): a kernel writes into host memory",
-        {{"check", "allocate_shared, fill_from_gpu, release_shared", check}}};
+        {{"check", "allocate_shared, fill_from_gpu, release_shared", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -1,0 +1,106 @@
+// Checks of section host_pointer_in_kernel: runs ../host_pointer_in_kernel.cu's kernel through the
+// host pointer and its timed reads, prints the rates, and judges them against a pinned copy, the
+// PCIe link's limit (where Linux reports one and it is the host link) and device memory.
+#include "../host_pointer_in_kernel.cu"
+
+#include "common/device.hpp"
+#include "common/harness/chapter.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+// Why the PCIe link sysfs describes is not the limit of the kernel's reads, or "" when it is. On
+// NVLink-C2C hosts (Grace Hopper) the GPU still has a PCIe function in sysfs, but host memory
+// comes over NVLink: the link then supports native atomics with the host, or the GPU uses the
+// host's page tables.
+std::string why_no_pcie_limit(int device, double link_gbps) {
+    if (tutorial::device_attribute(device, cudaDevAttrHostNativeAtomicSupported) == 1 ||
+        tutorial::device_attribute(device, cudaDevAttrPageableMemoryAccessUsesHostPageTables) ==
+            1) {
+        return "the host link is not PCIe (hostNativeAtomicSupported or "
+               "pageableMemoryAccessUsesHostPageTables is 1, as over NVLink-C2C), so the PCIe "
+               "link sysfs describes is not its limit";
+    }
+    if (link_gbps <= 0) {
+        return "Linux describes no PCIe link for this GPU in sysfs (current_link_speed, "
+               "current_link_width), so there is no link limit to compare with";
+    }
+    return "";
+}
+
+}  // namespace
+
+tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
+    const std::size_t direct_count = 1 << 20;
+    const Direct direct = write_through_host_pointer(direct_count);
+    std::printf(
+        "A kernel doubled-plus-one %zu values through the cudaHostAlloc pointer %p:\n"
+        "%zu wrong after cudaDeviceSynchronize. cudaHostGetDevicePointer returns %p, %s.\n\n",
+        direct_count, direct.host, direct.wrong, direct.device_view,
+        direct.device_view == direct.host ? "the same address" : "a DIFFERENT address");
+    const bool direct_ok = direct.wrong == 0 && direct.device_view == direct.host;
+
+    const std::size_t bytes =
+        ctx.size_or(ctx.quick() ? (std::size_t{16} << 20) : (std::size_t{1} << 30)) / 16 * 16;
+    const int iters = ctx.iters_or(ctx.quick() ? 3 : 10);
+    const Reads r = time_reads(bytes, iters);
+    const Measurement& over_host = r.over_host;
+    const Measurement& over_device = r.over_device;
+    const double copy_ms = r.copy_ms;
+    const unsigned long long expected = r.expected;
+
+    const double host_gbps = tutorial::gb_per_s(bytes, over_host.ms);
+    const double device_gbps = tutorial::gb_per_s(bytes, over_device.ms);
+    const double copy_gbps = tutorial::gb_per_s(bytes, copy_ms);
+    const double peak_gbps = tutorial::peak_memory_gbps(ctx.device);
+    std::printf("Reading %s with one kernel (16-byte loads), median of %d rounds:\n",
+                tutorial::format_bytes(bytes).c_str(), iters);
+    tutorial::Table table({{"kernel reads"},
+                           {"ms", tutorial::Align::right},
+                           {"GB/s", tutorial::Align::right},
+                           {"sum correct"}});
+    table.add_row({"pinned host memory (over PCIe)", tutorial::format("%.3f", over_host.ms),
+                   tutorial::format("%.1f", host_gbps), over_host.sum == expected ? "yes" : "NO"});
+    table.add_row({"device memory", tutorial::format("%.3f", over_device.ms),
+                   tutorial::format("%.1f", device_gbps),
+                   over_device.sum == expected ? "yes" : "NO"});
+    table.add_row({"(for comparison: pinned cudaMemcpy up)", tutorial::format("%.3f", copy_ms),
+                   tutorial::format("%.1f", copy_gbps), ""});
+    table.print();
+    std::printf(
+        "\nThe device memory read reached %.0f%% of its %.0f GB/s peak (memory clock x 2 x bus\n"
+        "width). Data used more than once, or by many threads, belongs in device memory;\n"
+        "zero-copy access suits data touched once.\n\n",
+        100.0 * device_gbps / peak_gbps, peak_gbps);
+    // The physical limit where Linux reports a PCIe link (sysfs) and it is the host link.
+    std::string link;
+    const double link_gbps = tutorial::pcie_link_gbps(ctx.device, &link);
+    const std::string no_link_limit = why_no_pcie_limit(ctx.device, link_gbps);
+    if (no_link_limit.empty())
+        std::printf("The link: %s, %.1f GB/s each way.\n\n", link.c_str(), link_gbps);
+    ctx.claim(tutorial::at_least(
+        "a kernel reading pinned host memory runs at PCIe speed (its GB/s / a pinned copy's)",
+        host_gbps / copy_gbps, 0.4, "x",
+        "the kernel's reads over the link were not kept in flight in enough numbers: too few "
+        "threads, or a link slower for reads than for the copy engine's writes"));
+    tutorial::Claim within_link =
+        tutorial::at_most("...and no faster than the link allows (its GB/s / the link's limit)",
+                          link_gbps > 0 ? host_gbps / link_gbps : 0.0, 1.0, "x",
+                          "the data did not come over the link: was it cached on the GPU?");
+    if (link_gbps <= 0) within_link.seen = tutorial::format("%.1f GB/s", host_gbps);
+    ctx.claim(within_link, no_link_limit);
+    ctx.claim(tutorial::at_least("the same kernel reads device memory many times faster",
+                                 device_gbps / host_gbps, 10.0, "x",
+                                 "the buffer was too small for the device read to leave launch "
+                                 "overhead behind (try a larger --size)"));
+
+    return ctx.verdict(direct_ok && over_host.sum == expected && over_device.sum == expected,
+                       "kernel writes through the host pointer verified, cudaHostGetDevicePointer "
+                       "gave the same address, both timed sums match the CPU's");
+}
+
+TUTORIAL_SECTION(host_pointer_in_kernel, run_host_pointer_in_kernel);
