@@ -1,25 +1,16 @@
-// Section `range_attributes`: what cudaMemRangeGetAttribute(s) report after each advice, unset and
-// prefetch, and the page rounding that applies advice given on a few bytes to whole pages. Each
-// row is marked with what it rests on: the cudaMemRangeGetAttribute and cudaMemAdvise entries
-// define every value except one, how the host appears in the AccessedBy list, which the entry
-// leaves open (it promises device ids); that row shows what this driver did.
+// Section range_attributes: cudaMemRangeGetAttribute(s) read back after each advice, unset and
+// prefetch, and the page rounding that applies advice on a few bytes to their whole page.
+// (checks/range_attributes.cu compares every value with what the reference defines.)
 #include "common/check.hpp"
-#include "common/harness/report.hpp"
-#include "helpers/managed.hpp"
-#include "common/harness/chapter.hpp"
-
-#include <unistd.h>
+#include "common/text.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <cstddef>
 #include <string>
 #include <vector>
 
-using tutorial::format;
-
 namespace {
 
-// lesson:begin
 // The attributes that answer with one int: a flag, or a device ordinal with cudaCpuDeviceId (-1)
 // for the host and cudaInvalidDeviceId (-2) for none.
 int int_attribute(const void* data, std::size_t bytes, cudaMemRangeAttribute attribute) {
@@ -42,7 +33,7 @@ std::string get_location(const void* data, std::size_t bytes, cudaMemRangeAttrib
                        : type == cudaMemLocationTypeHost    ? "Host"
                        : type == cudaMemLocationTypeInvalid ? "Invalid"
                                                             : "other";
-    return type == cudaMemLocationTypeDevice ? format("%s %d", name, id) : name;
+    return type == cudaMemLocationTypeDevice ? tutorial::format("%s %d", name, id) : name;
 }
 
 // Who has AccessedBy set on the whole range, sorted: the attribute fills an int per slot with the
@@ -56,178 +47,107 @@ std::vector<int> accessed_by(const void* data, std::size_t bytes) {
     std::sort(list.begin(), list.end());
     return list;
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above: each advice and prefetch
-// in turn, and the attributes read back after it. ----
-
-// What a row rests on: a value the reference defines, or what this driver did where it does not.
-enum class Kind { documented, observed };
-
-// Each reported attribute next to what it must be after the step, as a table row; mismatches are
-// counted apart for the documented and the observed rows.
-class Checks {
-public:
-    void check(const std::string& after, const std::string& attribute, const std::string& reported,
-               const std::string& expected, Kind kind = Kind::documented) {
-        const bool ok = reported == expected;
-        (kind == Kind::documented ? documented_mismatches_ : observed_mismatches_) += ok ? 0 : 1;
-        table_.add_row({after, attribute, reported, expected, ok ? "yes" : "NO",
-                        kind == Kind::documented ? "documented" : "observed"});
-    }
-    void check(const std::string& after, const std::string& attribute, int reported, int expected) {
-        check(after, attribute, std::to_string(reported), std::to_string(expected));
-    }
-    void print() const { table_.print(); }
-    int documented_mismatches() const { return documented_mismatches_; }
-    int observed_mismatches() const { return observed_mismatches_; }
-
-private:
-    tutorial::Table table_{
-        {{"after"}, {"attribute"}, {"reported"}, {"expected"}, {"ok"}, {"the value is"}}};
-    int documented_mismatches_ = 0;
-    int observed_mismatches_ = 0;
+// A location attribute both ways: the int, and the CUDA 13 Type/Id.
+struct Location {
+    int as_int;
+    std::string type_id;
 };
 
-// A list of ints as {a,b}.
-std::string braces(const std::vector<int>& list) {
-    std::string text;
-    for (int d : list) text += (text.empty() ? "" : ",") + std::to_string(d);
-    return "{" + text + "}";
+Location preferred_location(const void* data, std::size_t bytes) {
+    return {int_attribute(data, bytes, cudaMemRangeAttributePreferredLocation),
+            get_location(data, bytes, cudaMemRangeAttributePreferredLocationType,
+                         cudaMemRangeAttributePreferredLocationId)};
 }
 
-// The AccessedBy list in two rows: the GPUs (device ids, as the entry promises) and whatever
-// else it holds (the host, in the form this driver chose).
-void check_accessed_by(Checks& c, const std::string& after, const void* data, std::size_t bytes,
-                       const std::vector<int>& gpus, const std::vector<int>& others) {
-    const std::vector<int> list = accessed_by(data, bytes);
-    std::vector<int> listed_gpus, listed_others;
-    for (int id : list) (id >= 0 ? listed_gpus : listed_others).push_back(id);
-    c.check(after, "AccessedBy, GPUs", braces(listed_gpus), braces(gpus));
-    c.check(after, "AccessedBy, the host", braces(listed_others), braces(others), Kind::observed);
+Location last_prefetch_location(const void* data, std::size_t bytes) {
+    return {int_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation),
+            get_location(data, bytes, cudaMemRangeAttributeLastPrefetchLocationType,
+                         cudaMemRangeAttributeLastPrefetchLocationId)};
 }
 
-std::string preferred(const void* data, std::size_t bytes) {
-    return get_location(data, bytes, cudaMemRangeAttributePreferredLocationType,
-                        cudaMemRangeAttributePreferredLocationId);
-}
+// Step 1. ReadMostly, set, then unset; the attribute after each.
+struct ReadMostlySteps {
+    int set, unset;
+};
 
-std::string last_prefetch(const void* data, std::size_t bytes) {
-    return get_location(data, bytes, cudaMemRangeAttributeLastPrefetchLocationType,
-                        cudaMemRangeAttributeLastPrefetchLocationId);
-}
-
-// Set and unset each advice in turn; after each call, the attributes it changes.
-void check_advice(Checks& c, char* data, std::size_t bytes, int d) {
-    const cudaMemLocation gpu = gpu_location(d);
-    const cudaMemLocation host = host_location();
-    const auto read_mostly = [&] {
-        return int_attribute(data, bytes, cudaMemRangeAttributeReadMostly);
-    };
-    const auto preferred_int = [&] {
-        return int_attribute(data, bytes, cudaMemRangeAttributePreferredLocation);
-    };
-    c.check("allocation", "ReadMostly", read_mostly(), 0);
-    c.check("allocation", "PreferredLocation", preferred_int(), -2);
-    c.check("allocation", "LastPrefetchLocation",
-            int_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation), -2);
-
+ReadMostlySteps set_and_unset_read_mostly(void* data, std::size_t bytes, int device) {
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};  // ignored for ReadMostly
+    ReadMostlySteps r{};
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu));
-    c.check("SetReadMostly", "ReadMostly", read_mostly(), 1);
+    r.set = int_attribute(data, bytes, cudaMemRangeAttributeReadMostly);
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseUnsetReadMostly, gpu));
-    c.check("UnsetReadMostly", "ReadMostly", read_mostly(), 0);
+    r.unset = int_attribute(data, bytes, cudaMemRangeAttributeReadMostly);
+    return r;
+}
 
+// Step 2. PreferredLocation: the GPU, then the host (it replaces the GPU), then unset.
+struct PreferredSteps {
+    Location gpu, host, unset;
+};
+
+PreferredSteps set_and_unset_preferred_location(void* data, std::size_t bytes, int device) {
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+    PreferredSteps r;
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetPreferredLocation, gpu));
-    c.check("SetPreferredLocation(GPU)", "PreferredLocation", preferred_int(), d);
-    c.check("SetPreferredLocation(GPU)", "PreferredLocationType/Id", preferred(data, bytes),
-            format("Device %d", d));
+    r.gpu = preferred_location(data, bytes);
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetPreferredLocation, host));
-    c.check("SetPreferredLocation(host)", "PreferredLocation", preferred_int(), -1);
-    c.check("SetPreferredLocation(host)", "PreferredLocationType/Id", preferred(data, bytes),
-            "Host");
+    r.host = preferred_location(data, bytes);
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseUnsetPreferredLocation, host));
-    c.check("UnsetPreferredLocation", "PreferredLocation", preferred_int(), -2);
-    c.check("UnsetPreferredLocation", "PreferredLocationType/Id", preferred(data, bytes),
-            "Invalid");
+    r.unset = preferred_location(data, bytes);
+    return r;
+}
 
+// Step 3. AccessedBy: unlike a preferred location, several processors can hold it at once. Set
+// for the GPU and the host, then unset for one after the other.
+struct AccessedBySteps {
+    std::vector<int> both, host_only, none;
+};
+
+AccessedBySteps set_and_unset_accessed_by(void* data, std::size_t bytes, int device) {
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+    AccessedBySteps r;
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, gpu));
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, host));
-    check_accessed_by(c, "SetAccessedBy(GPU), (host)", data, bytes, {d}, {cudaCpuDeviceId});
+    r.both = accessed_by(data, bytes);
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseUnsetAccessedBy, gpu));
-    check_accessed_by(c, "UnsetAccessedBy(GPU)", data, bytes, {}, {cudaCpuDeviceId});
+    r.host_only = accessed_by(data, bytes);
     CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseUnsetAccessedBy, host));
-    check_accessed_by(c, "UnsetAccessedBy(host)", data, bytes, {}, {});
+    r.none = accessed_by(data, bytes);
+    return r;
 }
 
-// A prefetch to each side; the attribute names where the last one was asked to go.
-void check_prefetches(Checks& c, char* data, std::size_t bytes, int d) {
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(d), 0, nullptr));
+// Step 4. A prefetch to each side; LastPrefetchLocation names where the last one was asked to go.
+struct PrefetchSteps {
+    Location to_gpu, to_host;
+};
+
+PrefetchSteps prefetch_there_and_back(void* data, std::size_t bytes, int device) {
+    PrefetchSteps r;
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr));
     CUDA_CHECK(cudaDeviceSynchronize());
-    c.check("prefetch to GPU", "LastPrefetchLocation",
-            int_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation), d);
-    c.check("prefetch to GPU", "LastPrefetchLocationType/Id", last_prefetch(data, bytes),
-            format("Device %d", d));
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, nullptr));
+    r.to_gpu = last_prefetch_location(data, bytes);
+    const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host, 0, nullptr));
     CUDA_CHECK(cudaDeviceSynchronize());
-    c.check("prefetch to host", "LastPrefetchLocation",
-            int_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation), -1);
-    c.check("prefetch to host", "LastPrefetchLocationType/Id", last_prefetch(data, bytes), "Host");
+    r.to_host = last_prefetch_location(data, bytes);
+    return r;
+}
+
+// Step 5. Advice applies to whole CPU pages: ReadMostly on bytes 0-15 of a page-aligned range,
+// then the attribute at byte 1024 (the same page) and at the first byte of the next page.
+struct Rounding {
+    int same_page, next_page;
+};
+
+Rounding read_mostly_on_16_bytes(char* data, std::size_t page, int device) {
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    CUDA_CHECK(cudaMemAdvise(data, 16, cudaMemAdviseSetReadMostly, gpu));
+    return {int_attribute(data + 1024, 4, cudaMemRangeAttributeReadMostly),
+            int_attribute(data + page, 4, cudaMemRangeAttributeReadMostly)};
 }
 
 }  // namespace
-
-tutorial::Result run_range_attributes(tutorial::Context& ctx) {
-    if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t bytes = 64 * page;
-    char* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    Checks checks;
-    check_advice(checks, data, bytes, ctx.device);
-    check_prefetches(checks, data, bytes, ctx.device);
-    const int advice_mismatches = checks.documented_mismatches();
-
-    // Page rounding: advice on 16 bytes covers the whole page they are on, and only that page.
-    CUDA_CHECK(cudaMemAdvise(data, 16, cudaMemAdviseSetReadMostly, gpu_location(ctx.device)));
-    checks.check("SetReadMostly on bytes 0-15", "ReadMostly at byte 1024",
-                 int_attribute(data + 1024, 4, cudaMemRangeAttributeReadMostly), 1);
-    checks.check("SetReadMostly on bytes 0-15", format("ReadMostly at byte %zu", page),
-                 int_attribute(data + page, 4, cudaMemRangeAttributeReadMostly), 0);
-    CUDA_CHECK(cudaFree(data));
-
-    checks.print();
-    std::printf(
-        "\nThe int forms use cudaCpuDeviceId (-1) for the host and cudaInvalidDeviceId (-2) for\n"
-        "\"none\", as the cudaMemRangeGetAttribute entry defines them; the CUDA 13 Type/Id forms\n"
-        "name the location kind. For AccessedBy the entry promises a list of device ids: the\n"
-        "GPUs' rows are documented; how the host appears there is what %s chose (observed).\n"
-        "Advice and prefetches apply to whole CPU pages (%zu bytes here), as the cudaMemAdvise\n"
-        "and cudaMemPrefetchAsync entries say: 16 bytes of advice covered byte 1024 of the same\n"
-        "page but not the next page.\n",
-        tutorial::this_driver().c_str(), page);
-    const int rounding_mismatches = checks.documented_mismatches() - advice_mismatches;
-    std::printf("\n");
-    ctx.claim(tutorial::documented(
-        "the range attributes report each advice and prefetch as set, and unset clears it",
-        advice_mismatches == 0, format("%d attribute(s) differed", advice_mismatches),
-        "the driver reports a value in another form than the entry describes; the NO rows show "
-        "which",
-        "Runtime API reference: cudaMemRangeGetAttribute"));
-    ctx.claim(tutorial::observed(
-        "AccessedBy lists the host as cudaCpuDeviceId (-1) while it has the advice, and not after",
-        checks.observed_mismatches() == 0,
-        format("%d of 3 rows as expected", 3 - checks.observed_mismatches()),
-        "the cudaMemRangeGetAttribute entry says AccessedBy returns a list of device ids, and "
-        "does not say how the host appears in it"));
-    ctx.claim(tutorial::documented(
-        "advice on 16 bytes covers their whole page, and only that page", rounding_mismatches == 0,
-        format("byte 1024 read mostly, byte %zu not: %d mismatch(es)", page, rounding_mismatches),
-        "the advice was applied to more or less than the CPU page the bytes are on",
-        "Runtime API reference: cudaMemAdvise"));
-    return ctx.verdict(checks.documented_mismatches() == 0,
-                       format("every attribute the reference defines equals what was set (%d "
-                              "mismatches)",
-                              checks.documented_mismatches()));
-}
-
-TUTORIAL_SECTION(range_attributes, run_range_attributes);

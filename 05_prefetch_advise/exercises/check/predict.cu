@@ -1,9 +1,9 @@
 // The course's check of exercise ex05_predict (the task is in ../predict.cu): the learner's
 // predictions of what four steps move host to device, and whether the GPU faults, against what
 // the driver's Unified Memory counters report for them.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/harness/um_counters.hpp"
 
@@ -150,6 +150,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex05_predict",
         "Exercise (chapter 05_prefetch_advise): predict what the driver moves",
-        {{"check", "your predictions against the Unified Memory counters", check}}};
+        {{"check", "your predictions against the Unified Memory counters", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -1,9 +1,9 @@
 // The course's check of exercise ex05_prefetch (the task is in ../prefetch.cu): the learner's
 // increment_prefetched(), followed by the CPU reading every value, must give the right values
 // and finish sooner than the given version does.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
@@ -96,6 +96,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex05_prefetch",
         "Exercise (chapter 05_prefetch_advise): prefetch instead of faulting",
-        {{"check", "increment_prefetched: right values, sooner than faults", check}}};
+        {{"check", "increment_prefetched: right values, sooner than faults", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

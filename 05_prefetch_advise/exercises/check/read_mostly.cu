@@ -1,9 +1,9 @@
 // The course's check of exercise ex05_read_mostly (the task is in ../read_mostly.cu): the
 // learner's lookup_rounds() must return the right sums and beat the given version, each on a
 // table of its own (advice stays with the memory it was given to).
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
@@ -82,6 +82,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex05_read_mostly",
         "Exercise (chapter 05_prefetch_advise): advice for read-only data",
-        {{"check", "lookup_rounds: right sums, sooner than with no advice", check}}};
+        {{"check", "lookup_rounds: right sums, sooner than with no advice", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }
