@@ -1,32 +1,17 @@
-// Section `alloc_cost`: what pinning costs (time to allocate or register, memory the OS can no
-// longer page out) and after how many transfers it has paid for itself.
+// Section alloc_cost: what getting pinned memory and giving it back costs, three ways against
+// malloc, and after how many transfers pinning pays for itself (checks/alloc_cost.cpp).
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <linux/capability.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <string>
 #include <vector>
-
-using tutorial::format;
 
 namespace {
 
-// lesson:begin
-// What is timed: getting pinned memory and giving it back, three ways (plain malloc and free
-// are the yardstick). Pinning costs the OS work per page, on the way in and on the way out.
+// Step 1. Getting pinned memory and giving it back, three ways (plain malloc and free are the
+// yardstick). Pinning costs the OS work per page, on the way in and on the way out.
 void* allocate_pinned(std::size_t bytes) {
     void* p = nullptr;
     CUDA_CHECK(cudaMallocHost(&p, bytes));
@@ -51,24 +36,22 @@ void pin(void* p, std::size_t bytes) {
 void unpin(void* p) {
     CUDA_CHECK(cudaHostUnregister(p));
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-struct Cost {
-    double acquire_ms = 0.0;     // allocate, or pin
-    double release_ms = 0.0;     // free, or unpin
-    bool known_to_cuda = false;  // cudaPointerGetAttributes said "host" every time it was held
-};
-
+// Step 2. Whether CUDA knows the memory as (pinned) host memory.
 bool is_pinned(const void* pointer) {
     cudaPointerAttributes attributes{};
     CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
     return attributes.type == cudaMemoryTypeHost;
 }
 
-// Medians of `runs` rounds (after one warm-up) of `acquire` and `release`; `acquire` returns the
-// pointer it made, which `release` gets back.
+// Step 3. One way, timed on the host: medians of `runs` rounds (after one warm-up) of `acquire`
+// and `release`; `acquire` returns the pointer it made, which `release` gets back.
+struct Cost {
+    double acquire_ms = 0.0;     // allocate, or pin
+    double release_ms = 0.0;     // free, or unpin
+    bool known_to_cuda = false;  // cudaPointerGetAttributes said "host" every time it was held
+};
+
 template <typename Acquire, typename Release>
 Cost measure(int runs, Acquire acquire, Release release) {
     std::vector<double> acquired;
@@ -102,30 +85,9 @@ void* checked_malloc(std::size_t bytes) {
     return p;
 }
 
-// A line of /proc/self/status with its runs of blanks squeezed ("VmLck: 0 kB"), or "?".
-std::string status_line(const char* key) {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind(key, 0) != 0) continue;
-        std::string squeezed;
-        for (char c : line) {
-            const bool blank = c == ' ' || c == '\t';
-            if (!blank || (!squeezed.empty() && squeezed.back() != ' '))
-                squeezed += blank ? ' ' : c;
-        }
-        return squeezed;
-    }
-    return "?";
-}
-
-std::string limit_text(rlim_t limit) {
-    return limit == RLIM_INFINITY ? "unlimited" : tutorial::format_bytes(limit);
-}
-
-// Every way of getting `bytes` of host memory, each acquired and released `runs` times.
-// Registration is measured on `touched`, memory that is already allocated and touched: that part
-// is paid by any program that has the data in memory at all.
+// Step 4. Every way of getting `bytes` of host memory. Registration is measured on `touched`,
+// memory that is already allocated and touched: that part is paid by any program that has the
+// data in memory at all.
 struct Costs {
     Cost plain, malloc_host, host_alloc_wc, registration;
     bool forgotten_after_unregister = true;  // unregistered memory is unknown to CUDA again
@@ -158,176 +120,25 @@ Costs measure_costs(std::size_t bytes, int runs, void* touched) {
     return c;
 }
 
-void print_costs(const Costs& c, double gib, bool malloc_unknown) {
-    tutorial::Table table({{"how"},
-                           {"get ms", tutorial::Align::right},
-                           {"give back ms", tutorial::Align::right},
-                           {"get ms per GiB", tutorial::Align::right},
-                           {"CUDA sees"}});
-    const auto add = [&](const char* how, const Cost& cost, const char* sees) {
-        table.add_row({how, format("%.1f", cost.acquire_ms), format("%.1f", cost.release_ms),
-                       format("%.0f", cost.acquire_ms / gib), sees});
-    };
-    add("malloc + touch every page / free", c.plain, malloc_unknown ? "unregistered" : "?");
-    add("cudaMallocHost / cudaFreeHost", c.malloc_host,
-        c.malloc_host.known_to_cuda ? "host (pinned)" : "NOT PINNED");
-    add("cudaHostAlloc(WriteCombined) / cudaFreeHost", c.host_alloc_wc,
-        c.host_alloc_wc.known_to_cuda ? "host (pinned)" : "NOT PINNED");
-    add("cudaHostRegister / cudaHostUnregister", c.registration,
-        c.registration.known_to_cuda && c.forgotten_after_unregister
-            ? "host, then unregistered again"
-            : "NOT AS EXPECTED");
-    table.print();
-}
+// Step 5. What pinning buys: one upload of the same memory, before and after pinning it
+// (events, 1 warm-up, median of `runs`).
+struct Uploads {
+    double pageable_ms, pinned_ms;
+};
 
-// What pinning buys per transfer of the same buffer, and after how many transfers each way of
-// pinning has paid for itself.
-void print_break_even(std::size_t bytes, int runs, void* touched, const Costs& c) {
+Uploads time_uploads(std::size_t bytes, int runs, void* touched) {
     void* device = nullptr;
     CUDA_CHECK(cudaMalloc(&device, bytes));
     const auto upload = [&] {
         CUDA_CHECK(cudaMemcpy(device, touched, bytes, cudaMemcpyHostToDevice));
     };
-    const double pageable_copy_ms = tutorial::median_event_ms(1, runs, upload);
-    CUDA_CHECK(cudaHostRegister(touched, bytes, cudaHostRegisterDefault));
-    const double pinned_copy_ms = tutorial::median_event_ms(1, runs, upload);
-    CUDA_CHECK(cudaHostUnregister(touched));
+    Uploads u{};
+    u.pageable_ms = tutorial::median_event_ms(1, runs, upload);
+    pin(touched, bytes);
+    u.pinned_ms = tutorial::median_event_ms(1, runs, upload);
+    unpin(touched);
     CUDA_CHECK(cudaFree(device));
-
-    const double saved_ms = pageable_copy_ms - pinned_copy_ms;
-    const double register_ms = c.registration.acquire_ms + c.registration.release_ms;
-    // cudaMallocHost replaces the malloc a program would have made anyway: only the difference
-    // is the price of pinning.
-    const double malloc_host_extra_ms = (c.malloc_host.acquire_ms + c.malloc_host.release_ms) -
-                                        (c.plain.acquire_ms + c.plain.release_ms);
-    // At small sizes a pinned copy may save nothing (both are latency): then no number of
-    // transfers repays the pinning, and a count would come out negative or infinite.
-    const auto pays = [&](double cost_ms) {
-        if (cost_ms <= 0.0) return std::string("pays from the first transfer");
-        if (saved_ms <= 0.0) return std::string("never pays for itself at this size");
-        return tutorial::format("pays for itself after %.0f transfer(s)",
-                                std::ceil(cost_ms / saved_ms));
-    };
-    std::printf(
-        "\nOne host -> device copy of %s: %.2f ms from pageable memory, %.2f ms once pinned,\n"
-        "%.2f ms saved per transfer.\n",
-        tutorial::format_bytes(bytes).c_str(), pageable_copy_ms, pinned_copy_ms, saved_ms);
-    std::printf("Pinning with cudaHostRegister + cudaHostUnregister (%.1f ms) %s.\n", register_ms,
-                pays(register_ms).c_str());
-    if (malloc_host_extra_ms > 0.0) {
-        std::printf(
-            "cudaMallocHost + cudaFreeHost cost %.1f ms more than malloc + touch + free: the\n"
-            "difference %s.\n",
-            malloc_host_extra_ms, pays(malloc_host_extra_ms).c_str());
-    } else {
-        std::printf(
-            "cudaMallocHost + cudaFreeHost cost %.1f ms less than malloc + touch + free here\n"
-            "(likely because malloc'd memory takes one page fault per 4 KiB page when first\n"
-            "touched, which the driver's own allocation avoids): it pays from the first "
-            "transfer.\n",
-            -malloc_host_extra_ms);
-    }
-}
-
-// The memory-lock limit of this process, what the kernel counts as locked while pinned, and
-// what pinning does in a child whose limit is lowered to 64 KiB.
-void print_memlock(int device, std::size_t bytes) {
-    rlimit memlock{};
-    const bool have_limit = getrlimit(RLIMIT_MEMLOCK, &memlock) == 0;
-    void* held = nullptr;
-    const std::string locked_before = status_line("VmLck:");
-    CUDA_CHECK(cudaMallocHost(&held, bytes));
-    const std::string locked_during = status_line("VmLck:");
-    CUDA_CHECK(cudaFreeHost(held));
-    std::printf(
-        "\nRLIMIT_MEMLOCK (ulimit -l) of this process: soft %s, hard %s.\n"
-        "/proc/self/status before pinning %s: \"%s\"; while pinned: \"%s\"%s.\n",
-        have_limit ? limit_text(memlock.rlim_cur).c_str() : "?",
-        have_limit ? limit_text(memlock.rlim_max).c_str() : "?",
-        tutorial::format_bytes(bytes).c_str(), locked_before.c_str(), locked_during.c_str(),
-        locked_before == locked_during ? ": the pinned memory is not counted as locked" : "");
-    std::printf("A child lowers its limit to 64 KiB (setrlimit), then pins %s both ways:\n",
-                tutorial::format_bytes(bytes).c_str());
-    const tutorial::ChildResult child =
-        tutorial::run_child("pin_under_memlock", {std::to_string(device), std::to_string(bytes)});
-    tutorial::print_child_output(child);
-    std::printf(
-        "The child %s. Whatever the limit does, pinned memory is gone from the OS: pinned pages\n"
-        "cannot be swapped out, moved or reclaimed, so every GiB pinned is a GiB that other\n"
-        "processes and the page cache can no longer use. Pin the buffers that take part in\n"
-        "transfers, reuse them, and free them when the transfers are over.\n",
-        child.describe().c_str());
+    return u;
 }
 
 }  // namespace
-
-// Child role: lowers RLIMIT_MEMLOCK to 64 KiB, then pins `bytes` (args: device, bytes) with
-// cudaMallocHost and with cudaHostRegister, and prints what each returned. Either may be
-// refused: that is what it reports, in a child so that a refusal is not this process's error.
-// It first gives up CAP_IPC_LOCK if it has it (root does): with it, the kernel ignores the limit.
-int child_pin_under_memlock(const std::vector<std::string>& args) {
-    const std::size_t bytes = std::strtoull(args.at(1).c_str(), nullptr, 10);
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct caps[2] = {};
-    const bool had_ipc_lock =
-        syscall(SYS_capget, &header, caps) == 0 && (caps[0].effective & (1u << CAP_IPC_LOCK)) != 0;
-    if (had_ipc_lock) {
-        caps[0].effective &= ~(1u << CAP_IPC_LOCK);
-        caps[0].permitted &= ~(1u << CAP_IPC_LOCK);
-        const bool dropped = syscall(SYS_capset, &header, caps) == 0;
-        std::printf("this process had CAP_IPC_LOCK, which lifts the limit: %s\n",
-                    dropped ? "dropped it" : "could not drop it");
-    }
-    const rlimit low{64 << 10, 64 << 10};
-    if (setrlimit(RLIMIT_MEMLOCK, &low) != 0) {
-        std::printf("setrlimit(RLIMIT_MEMLOCK, 64 KiB) failed: %s\n", std::strerror(errno));
-        return 3;
-    }
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    void* pinned = nullptr;
-    const cudaError_t allocated = cudaMallocHost(&pinned, bytes);
-    std::printf("with RLIMIT_MEMLOCK = 64 KiB: cudaMallocHost returned %s\n",
-                cudaGetErrorName(allocated));
-    if (allocated == cudaSuccess) CUDA_CHECK(cudaFreeHost(pinned));
-    void* plain = checked_malloc(bytes);
-    std::memset(plain, 1, bytes);
-    const cudaError_t registered = cudaHostRegister(plain, bytes, cudaHostRegisterDefault);
-    std::printf("with RLIMIT_MEMLOCK = 64 KiB: cudaHostRegister returned %s\n",
-                cudaGetErrorName(registered));
-    if (registered == cudaSuccess) CUDA_CHECK(cudaHostUnregister(plain));
-    std::free(plain);
-    return 0;
-}
-
-tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (1 << 30));
-    const int runs = ctx.iters_or(ctx.quick() ? 3 : 5);
-    std::printf(
-        "Each way of getting %s of host memory, timed on the host: 1 warm-up, median of %d.\n\n",
-        tutorial::format_bytes(bytes).c_str(), runs);
-    void* touched = checked_malloc(bytes);
-    std::memset(touched, 1, bytes);
-    const Costs costs = measure_costs(bytes, runs, touched);
-    const bool malloc_unknown = !is_pinned(touched);
-    print_costs(costs, static_cast<double>(bytes) / (1 << 30), malloc_unknown);
-    print_break_even(bytes, runs, touched, costs);
-    std::free(touched);
-    print_memlock(ctx.device, bytes);
-
-    std::printf("\n");
-    ctx.claim(tutorial::at_least(
-        "pinning memory that is already touched (cudaHostRegister) is cheaper than a new "
-        "cudaMallocHost of the same size",
-        costs.malloc_host.acquire_ms / costs.registration.acquire_ms, 2.0, "x",
-        "cudaMallocHost got its pages cheaply (for example from huge pages the kernel had ready), "
-        "or registration had to fault pages in"));
-    const bool ok = malloc_unknown && costs.malloc_host.known_to_cuda &&
-                    costs.host_alloc_wc.known_to_cuda && costs.registration.known_to_cuda &&
-                    costs.forgotten_after_unregister;
-    return ctx.verdict(ok,
-                       "cudaPointerGetAttributes saw every pinned allocation as host memory, "
-                       "and malloc memory as unregistered before and after registration");
-}
-
-TUTORIAL_SECTION(alloc_cost, run_alloc_cost);
-TUTORIAL_CHILD(pin_under_memlock, child_pin_under_memlock);

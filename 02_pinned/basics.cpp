@@ -1,11 +1,7 @@
-// Section `basics`: the three places a float can live (device, pageable and pinned host memory),
-// a value carried through all three, and each one freed with the call that matches how it was
-// allocated.
+// Section basics: the pageable/pinned/device memory tutorial's program. One value carried from
+// pageable memory to the device and on to pinned memory, each buffer freed with its own call.
 #include "common/check.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -20,7 +16,7 @@ struct Journey {
     int wrong;    // values that differ from the pageable original
 };
 
-// lesson:begin
+// Step 1. What CUDA knows about a pointer: device memory, pinned host memory, or nothing at all.
 const char* memory_type_name(const void* pointer) {
     cudaPointerAttributes attributes{};
     CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
@@ -33,7 +29,7 @@ const char* memory_type_name(const void* pointer) {
     return "?";
 }
 
-// A value carried pageable -> device -> pinned; each buffer freed with its own call.
+// Step 2. A value carried pageable -> device -> pinned; each buffer freed with its own call.
 Journey carry_a_value() {
     const std::size_t bytes = count * sizeof(float);
     float* memory_device = nullptr;
@@ -55,55 +51,5 @@ Journey carry_a_value() {
     CUDA_CHECK(cudaFree(memory_device));
     return j;
 }
-// lesson:end
-
-// ---- Checking and reporting: everything below uses the lesson above. ----
 
 }  // namespace
-
-tutorial::Result run_basics(tutorial::Context& ctx) {
-    std::printf(
-        "device memory from cudaMalloc, pageable memory from new[], pinned memory from\n"
-        "cudaMallocHost; %d floats are copied pageable -> device -> pinned.\n\n",
-        count);
-    const Journey j = carry_a_value();
-    const std::string& device_type = j.device_type;
-    const std::string& host_type = j.host_type;
-    const std::string& pinned_type = j.pinned_type;
-    tutorial::Table table(
-        {{"pointer"}, {"allocated with"}, {"cudaPointerGetAttributes"}, {"freed with"}});
-    table.add_row({"memory_device", "cudaMalloc", device_type, "cudaFree"});
-    table.add_row({"memory_host", "new float[100]", host_type, "delete[]"});
-    table.add_row({"memory_page_locked", "cudaMallocHost", pinned_type, "cudaFreeHost"});
-    table.print();
-    const float value = j.value;
-    const int wrong = j.wrong;
-    std::printf(
-        "\nmemory_page_locked[2] = %f (expected %f); %d of %d values differ from\n"
-        "the pageable original.\n",
-        value, 520.25f, wrong, count);
-    std::printf(
-        "\nThe runtime knows nothing about memory from new[] (\"unregistered\"): the first copy\n"
-        "had to stage it through a pinned buffer of the driver's own. The pinned buffer is\n"
-        "known to CUDA as host memory, so the copy engine wrote into it directly.\n\n");
-    ctx.claim(tutorial::documented(
-        "CUDA knows pinned memory as host memory and memory from new[] not at all",
-        device_type == "cudaMemoryTypeDevice" && host_type == "cudaMemoryTypeUnregistered" &&
-            pinned_type == "cudaMemoryTypeHost",
-        "device: " + device_type + ", new[]: " + host_type + ", pinned: " + pinned_type,
-        "a system where malloc'd memory is registered with CUDA (HMM or ATS)",
-        "Runtime API reference: cudaPointerGetAttributes (cudaMemoryTypeHost for registered "
-        "host memory, cudaMemoryTypeUnregistered for host memory CUDA does not know)"));
-    ctx.claim(tutorial::documented(
-        "a value carried pageable -> device -> pinned arrives unchanged",
-        value == 520.25f && wrong == 0,
-        tutorial::format("memory_page_locked[2] = %g, %d of %d values differ", value, wrong, count),
-        "a copy that did not complete, or went to the wrong buffer",
-        "Runtime API reference: cudaMemcpy"));
-    return ctx.verdict(value == 520.25f && wrong == 0,
-                       tutorial::format("memory_page_locked[2] == 520.25 and all %d values "
-                                        "survived pageable -> device -> pinned",
-                                        count));
-}
-
-TUTORIAL_SECTION(basics, run_basics);

@@ -1,19 +1,8 @@
-// Section `context`: which call creates the device's primary context. The pageable/pinned/device
-// memory tutorial calls cudaSetDevice first because it is "the first call that needs a context".
-// Here a fresh process (the parent already has a context, so it cannot show this) asks the driver
-// after each call whether the primary context exists yet.
+// Section context: which call creates the device's primary context. The tutorial's program calls
+// cudaSetDevice first; here a fresh process asks the driver after each call (checks/context.cpp).
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
 #include "common/device.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
-
-using tutorial::ChildResult;
 using tutorial::primary_context_active;
 
 namespace {
@@ -24,8 +13,7 @@ struct Steps {
     bool before, after_count, after_properties, after_set_device, after_malloc;
 };
 
-// lesson:begin
-// The opening calls of the tutorial's program. Device queries come first: do they need a
+// Step 1. The opening calls of the tutorial's program. Device queries come first: do they need a
 // context? Which call creates it?
 Steps opening_calls(int device) {
     Steps s{};
@@ -45,8 +33,8 @@ Steps opening_calls(int device) {
     return s;
 }
 
-// The same without cudaSetDevice: the runtime uses device 0, and the first call that needs a
-// device creates device 0's primary context itself. Returns whether it exists afterwards.
+// Step 2. The same without cudaSetDevice: the runtime uses device 0, and the first call that
+// needs a device creates device 0's primary context itself. Returns whether it exists afterwards.
 bool malloc_without_set_device() {
     float* memory_device = nullptr;
     CUDA_CHECK(cudaMalloc(&memory_device, 100 * sizeof(float)));
@@ -54,109 +42,5 @@ bool malloc_without_set_device() {
     CUDA_CHECK(cudaFree(memory_device));
     return active;
 }
-// lesson:end
-
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-// One line per step, "<step> -> active" or "-> inactive", for the parent to read back.
-void report_state(const char* step, bool active) {
-    std::printf("%-52s -> %s\n", step, active ? "active" : "inactive");
-}
-
-struct ContextSteps {
-    ChildResult with_set_device;
-    ChildResult without_set_device;
-    // the state after each step of the first child, then of the second
-    std::string before, after_count, after_properties, after_set_device, after_malloc;
-    std::string implicit_before, implicit_after_malloc;
-};
-
-ContextSteps measure_context_steps(int device) {
-    ContextSteps s;
-    s.with_set_device = tutorial::run_child("context_steps", {std::to_string(device)});
-    const ChildResult& a = s.with_set_device;
-    s.before = tutorial::child_answer(a, "before any runtime call");
-    s.after_count = tutorial::child_answer(a, "cudaGetDeviceCount");
-    s.after_properties = tutorial::child_answer(a, "cudaGetDeviceProperties");
-    s.after_set_device = tutorial::child_answer(a, "cudaSetDevice");
-    s.after_malloc = tutorial::child_answer(a, "then cudaMalloc");
-    s.without_set_device = tutorial::run_child("context_without_set_device", {});
-    const ChildResult& b = s.without_set_device;
-    s.implicit_before = tutorial::child_answer(b, "before any runtime call");
-    s.implicit_after_malloc = tutorial::child_answer(b, "cudaMalloc with no cudaSetDevice");
-    return s;
-}
 
 }  // namespace
-
-// Child role: opening_calls, with the primary context's state after each step.
-int child_context_steps(const std::vector<std::string>& args) {
-    const Steps s = opening_calls(std::atoi(args.at(0).c_str()));
-    report_state("before any runtime call that needs a device", s.before);
-    report_state("cudaGetDeviceCount(&count)", s.after_count);
-    report_state("cudaGetDeviceProperties(&prop, device)", s.after_properties);
-    report_state("cudaSetDevice(device)", s.after_set_device);
-    report_state("then cudaMalloc(&memory_device, 100 * sizeof(float))", s.after_malloc);
-    return 0;
-}
-
-// Child role: malloc_without_set_device, with the state before and after.
-int child_context_without_set_device(const std::vector<std::string>&) {
-    report_state("before any runtime call that needs a device", primary_context_active(0));
-    report_state("cudaMalloc with no cudaSetDevice before it", malloc_without_set_device());
-    return 0;
-}
-
-tutorial::Result run_context(tutorial::Context& ctx) {
-    std::printf(
-        "Two fresh processes ask the driver, after each call, whether the device's primary\n"
-        "context exists (cuDevicePrimaryCtxGetState, which never creates one).\n\n"
-        "1. Device queries, then cudaSetDevice(%d), then cudaMalloc:\n",
-        ctx.device);
-    const ContextSteps s = measure_context_steps(ctx.device);
-    tutorial::print_child_output(s.with_set_device);
-    std::printf("   The child %s.\n", s.with_set_device.describe().c_str());
-    std::printf("\n2. cudaMalloc with no cudaSetDevice before it (device 0 is then used):\n");
-    tutorial::print_child_output(s.without_set_device);
-    std::printf("   The child %s.\n", s.without_set_device.describe().c_str());
-
-    std::printf(
-        "\nSince CUDA 12.0, cudaSetDevice creates the primary context itself, so it is the\n"
-        "first call that can fail for want of a usable device. With CUDA 11 it only chose the\n"
-        "device, and the context came with the first call that needed one (hence the old\n"
-        "cudaFree(0) idiom). Without cudaSetDevice that is still how it works: the first\n"
-        "call that needs a device creates device 0's primary context.\n\n");
-    const bool queries_inactive =
-        s.before == "inactive" && s.after_count == "inactive" && s.after_properties == "inactive";
-    const bool set_device_creates = s.after_set_device == "active";
-    const bool malloc_creates =
-        s.implicit_before == "inactive" && s.implicit_after_malloc == "active";
-    ctx.claim(tutorial::documented(
-        "cudaSetDevice creates the device's primary context", set_device_creates,
-        "after cudaSetDevice: " + s.after_set_device,
-        "this runtime creates the context lazily (CUDA 11 behaviour)",
-        "Runtime API reference: cudaSetDevice (it initializes the runtime state on the device's "
-        "primary context at once)"));
-    ctx.claim(tutorial::observed(
-        "device queries leave the primary context uncreated", queries_inactive,
-        "before: " + s.before + ", after cudaGetDeviceCount: " + s.after_count +
-            ", cudaGetDeviceProperties: " + s.after_properties,
-        "the entries of cudaGetDeviceCount and cudaGetDeviceProperties say nothing of the "
-        "primary context: whether a query creates it is the runtime's choice"));
-    ctx.claim(tutorial::documented(
-        "without cudaSetDevice, the first cudaMalloc creates device 0's primary context",
-        malloc_creates,
-        "before: " + s.implicit_before + ", after cudaMalloc: " + s.implicit_after_malloc,
-        "the context existed before any call, or cudaMalloc did not need one",
-        "Programming Guide, Initialization (without cudaSetDevice or cudaInitDevice the runtime "
-        "uses device 0 and creates its primary context at the first call that needs one)"));
-    const bool children_ok = s.with_set_device.succeeded() && s.without_set_device.succeeded();
-    return ctx.verdict(
-        children_ok && set_device_creates && malloc_creates && s.after_malloc == "active",
-        "the context's state after each call, read from the driver, against the entries named "
-        "above");
-}
-
-TUTORIAL_SECTION(context, run_context);
-TUTORIAL_CHILD(context_steps, child_context_steps);
-TUTORIAL_CHILD(context_without_set_device, child_context_without_set_device);

@@ -1,10 +1,10 @@
 // The course's check of exercise ex02_pin (the task is in ../pin.cu): after the learner's pin()
 // an ordinary buffer must be pinned memory that uploads faster, and after unpin() ordinary again.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/patterns.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
+#include "common/patterns.hpp"
 #include "common/timing.hpp"
 
 #include <cuda_runtime.h>
@@ -86,6 +86,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex02_pin",
         "Exercise (chapter 02_pinned): page-lock a buffer you already have",
-        {{"check", "pin and unpin: pinned, faster uploads, unpinned", check}}};
+        {{"check", "pin and unpin: pinned, faster uploads, unpinned", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -1,9 +1,9 @@
 // The course's check of exercise ex02_pipeline (the task is in ../pipeline.cu): the learner's
 // process_pipelined() must give the kernel's result for every value, and sooner than the serial
 // version beside it.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/timing.hpp"
 
@@ -133,6 +133,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex02_pipeline",
         "Exercise (chapter 02_pinned): overlap the upload, the kernel and the download",
-        {{"check", "process_pipelined: right results, sooner than serial", check}}};
+        {{"check", "process_pipelined: right results, sooner than serial", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }
