@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
             Section{"pinning_at_scale",
                     "pinning GiBs: cudaMallocHost vs touch + register, huge pages",
                     Takes{}.size(2 * MiB, 16 * GiB).holds(1, 1).iters()},
+            Section{"pinned_pool", "pinned host memory from a pool: cudaMallocFromPoolAsync",
+                    Takes{}.size(4 * KiB, 1 * GiB).holds(1, 2)},
             Section{"misuse", "wrong free calls, pinning twice, read-only writes (fault)"},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
