@@ -1,25 +1,17 @@
-// Section `concurrency`: when may the CPU touch managed memory while the GPU is busy?
+// Section concurrency: what the CPU may do while a kernel runs: the Unified Memory appendix's
+// pitfall (N.2.2.1), a kernel waiting for a host write, and logical GPU activity (N.2.2.2).
+// (checks/concurrency.cu runs each step, part 1 in a child process, and judges it.)
 #include "common/busy.hpp"
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/device.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
 
 #include <cuda/atomic>
 
 #include <chrono>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
 #include <thread>
-#include <vector>
 
 namespace {
 
-// lesson:begin
-// The Unified Memory appendix's example: a kernel writes x while the host writes y.
+// Step 1. The Unified Memory appendix's example: a kernel writes x while the host writes y.
 __device__ __managed__ int x;
 __device__ __managed__ int y = 2;
 
@@ -39,10 +31,12 @@ cudaError_t write_y_during_kernel() {
     CUDA_CHECK(cudaDeviceSynchronize());
     return at_the_write;
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
+// Step 2. A kernel that finishes only because it sees a write the host makes while it runs.
+// Sharing an atomic between CPU and GPU is libcu++'s rule (the concurrency restrictions of
+// cuda::atomic_ref): only at thread_scope_system, and only in managed memory where
+// concurrentManagedAccess = 1 (or host memory where hostNativeAtomicSupported = 1). A plain int
+// would be a data race: nothing would make the kernel read the flag again.
 using SystemAtomic = cuda::atomic_ref<int, cuda::thread_scope_system>;
 
 // Waits until the host sets *flag, for at most 5 s, then records whether it saw it. The deadline
@@ -60,46 +54,14 @@ __global__ void wait_for_host(int* flag, int* outcome) {
     *outcome = 1;
 }
 
-__global__ void add_one(int* counter, int times) {
-    for (int i = 0; i < times; ++i) atomicAdd(counter, 1);
-}
+// What step 2 saw: cudaStreamQuery while the kernel waits and after the synchronize, and the
+// kernel's outcome (1: it saw the flag, 2: it gave up waiting).
+struct HostWrite {
+    cudaError_t while_waiting, after;
+    int outcome;
+};
 
-}  // namespace
-
-// Child role: write_y_during_kernel, in a child because it crashes on some systems. 20 ms of
-// other work ahead of write_x make sure the GPU is really busy at the write.
-int child_touch_during_kernel(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    tutorial::load_kernel(write_x);  // or its first launch may wait for the busy kernel
-    tutorial::launch_busy(nullptr, 20.0);
-    const cudaError_t at_the_write = write_y_during_kernel();
-    std::printf("cudaStreamQuery before y = 20 -> %s\n", cudaGetErrorName(at_the_write));
-    std::printf("x = %d, y = %d\n", x, y);
-    return x == 10 && y == 20 ? 0 : 3;
-}
-
-namespace {
-
-// Part 1: the appendix's pitfall, in a child process because it crashes on some systems.
-tutorial::ChildResult host_writes_during_kernel(int device, bool concurrent) {
-    std::printf(
-        "1. The host writes managed y while a kernel writing managed x may still run\n"
-        "   (concurrentManagedAccess = %d: expected %s), in a child process:\n",
-        concurrent ? 1 : 0, concurrent ? "legal" : "a segmentation fault");
-    const tutorial::ChildResult child =
-        tutorial::run_child("touch_during_kernel", {std::to_string(device)});
-    tutorial::print_child_output(child);
-    std::printf("   The child %s.\n", child.describe().c_str());
-    return child;
-}
-
-// Part 2: what coherent concurrent access buys: a kernel that finishes only because it can see a
-// write the host makes while the kernel runs. The rule for sharing an atomic between CPU and GPU
-// is libcu++'s (the concurrency restrictions of cuda::atomic_ref): only with thread_scope_system,
-// and only in managed memory where concurrentManagedAccess = 1 (or in host memory where
-// hostNativeAtomicSupported = 1). It permits the sharing; like C++ itself it only asks, without
-// promising, that a store become visible to loads in reasonable time.
-bool kernel_sees_host_write() {
+HostWrite kernel_sees_host_write() {
     int* flag = nullptr;
     int* outcome = nullptr;
     CUDA_CHECK(cudaMallocManaged(&flag, sizeof *flag));
@@ -111,57 +73,57 @@ bool kernel_sees_host_write() {
     wait_for_host<<<1, 1, 0, stream>>>(flag, outcome);
     CUDA_CHECK_LAUNCH();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const cudaError_t while_waiting = cudaStreamQuery(stream);
+    HostWrite seen{};
+    seen.while_waiting = cudaStreamQuery(stream);  // cudaErrorNotReady: the kernel still waits
     SystemAtomic(*flag).store(1, cuda::memory_order_release);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    const cudaError_t after = cudaStreamQuery(stream);
-    std::printf(
-        "   cudaStreamQuery 50 ms after the launch: %s (the kernel is still waiting)\n"
-        "   the host stores 1 into the flag; after cudaStreamSynchronize: %s\n"
-        "   the kernel reports: %s\n",
-        cudaGetErrorName(while_waiting), cudaGetErrorName(after),
-        *outcome == 1 ? "it saw the flag" : "it gave up waiting");
-    const bool ok = while_waiting == cudaErrorNotReady && after == cudaSuccess && *outcome == 1;
+    seen.after = cudaStreamQuery(stream);
+    seen.outcome = *outcome;
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(flag));
     CUDA_CHECK(cudaFree(outcome));
-    std::printf(
-        "   Both sides use cuda::atomic_ref with thread_scope_system, which libcu++ allows CPU\n"
-        "   and GPU to share in managed memory where concurrentManagedAccess = 1. Plain int\n"
-        "   accesses would be a data race: nothing would oblige the compiler to re-read the\n"
-        "   flag, or either side to make its write visible in time or in order.\n");
-    return ok;
+    return seen;
 }
 
-// Part 3: logical GPU activity. The host may use managed data once a call has told it that the
-// work on it is done; polling cudaStreamQuery until cudaSuccess is such a call. True if the
-// counter was complete; `polls` says how often the stream was still busy.
-bool poll_then_read(long& polls) {
+__global__ void add_one(int* counter, int times) {
+    for (int i = 0; i < times; ++i) atomicAdd(counter, 1);
+}
+
+// Step 3. Logical GPU activity: the host may use managed data once a call has told it that the
+// work on it is done, and cudaStreamQuery returning cudaSuccess is such a call. Returns the
+// counter as the host then reads it; `polls` says how often the stream was still busy.
+int poll_then_read(long& polls) {
     int* counter = nullptr;
     CUDA_CHECK(cudaMallocManaged(&counter, sizeof *counter));
     *counter = 0;
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // 10 ms of other work first, so that there is something to poll for. Loaded beforehand, or
+    // add_one's first launch may wait for it.
     tutorial::load_kernel(add_one);
-    tutorial::launch_busy(stream, 10.0);  // so that there is something to poll for
+    tutorial::launch_busy(stream, 10.0);
     add_one<<<4, 256, 0, stream>>>(counter, 10);
     CUDA_CHECK_LAUNCH();
     polls = 0;
     cudaError_t status = cudaErrorNotReady;
     while ((status = cudaStreamQuery(stream)) == cudaErrorNotReady) ++polls;
     CUDA_CHECK(status);
-    std::printf("   cudaErrorNotReady %ld times, then cudaSuccess; counter = %d (expected %d)\n",
-                polls, *counter, 4 * 256 * 10);
-    const bool ok = *counter == 4 * 256 * 10;
+    const int read = *counter;
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(counter));
-    return ok;
+    return read;
 }
 
-// Part 4: the appendix's four points about what may run while a kernel uses managed memory.
-// 20 ms of other work ahead of the first kernel keep the GPU busy while the host writes; `busy`
-// says whether it was (cudaStreamQuery). True if every value is as expected.
-bool four_points(bool concurrent, bool& busy) {
+// What step 4 saw: whether the first kernel still ran after the host's writes (cudaStreamQuery),
+// and the three values.
+struct FourPoints {
+    bool busy;
+    int non_managed, also_managed, managed;
+};
+
+// Step 4. The appendix's four points about what may run while a kernel uses managed memory.
+// 20 ms of other work ahead of the first kernel keep the GPU busy while the host writes.
+FourPoints four_points(bool concurrent) {
     int* non_managed = nullptr;
     int* managed = nullptr;
     int* also_managed = nullptr;
@@ -178,125 +140,21 @@ bool four_points(bool concurrent, bool& busy) {
     CUDA_CHECK_LAUNCH();
     *non_managed = 1;                   // point 1: pinned, non-managed memory: always fine
     if (concurrent) *also_managed = 2;  // point 2: only where concurrentManagedAccess = 1
-    busy = cudaStreamQuery(stream1) == cudaErrorNotReady;
+    FourPoints seen{};
+    seen.busy = cudaStreamQuery(stream1) == cudaErrorNotReady;
     add_one<<<8, 256, 0, stream2>>>(managed, 100);  // point 3: two streams, same data
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
-    const int expected = 2 * 8 * 256 * 100;
-    std::printf(
-        "   cudaStreamQuery after the host's writes: %s\n"
-        "   point 1: the host wrote pinned non-managed memory during a kernel: %d\n"
-        "   point 2: the host wrote other managed memory during a kernel: %s\n"
-        "   point 3: kernels in two streams added to the same managed counter: %d "
-        "(expected %d)\n"
-        "   point 4: kernels on other GPUs may use it too (one GPU here; see the README)\n",
-        busy ? "cudaErrorNotReady (the kernel was running)" : "cudaSuccess (it had ended)",
-        *non_managed, concurrent ? "allowed here, done" : "skipped (not allowed here)", *managed,
-        expected);
-    const bool ok =
-        *non_managed == 1 && *managed == expected && (!concurrent || *also_managed == 2);
+    // point 4: kernels on other GPUs may use the same managed data too
+    seen.non_managed = *non_managed;
+    seen.also_managed = concurrent ? *also_managed : 0;
+    seen.managed = *managed;
     CUDA_CHECK(cudaStreamDestroy(stream1));
     CUDA_CHECK(cudaStreamDestroy(stream2));
     CUDA_CHECK(cudaFreeHost(non_managed));
     CUDA_CHECK(cudaFree(managed));
     CUDA_CHECK(cudaFree(also_managed));
-    return ok;
+    return seen;
 }
 
 }  // namespace
-
-namespace {
-
-// Part 1's claim: the Unified Memory appendix's rule for the host writing managed memory while a
-// kernel may run (N.2.2.1): allowed where concurrentManagedAccess = 1, a segmentation fault
-// where it is 0 (even for memory the kernel does not use). True if the child did that.
-bool judge_host_write(tutorial::Context& ctx, const tutorial::ChildResult& child, bool concurrent,
-                      const std::string& serialized) {
-    // Under compute-sanitizer a launch can wait for its kernel: then nothing is running at the
-    // write, and the claims about writes during a kernel are not judged.
-    const bool running =
-        tutorial::child_answer(child, "cudaStreamQuery before y = 20") == "cudaErrorNotReady";
-    const bool segfault = child.crashed() && child.signal == SIGSEGV;
-    const bool part1 =
-        (running || !serialized.empty()) && (concurrent ? child.succeeded() : segfault);
-    const std::string seen = "the child " + child.describe() +
-                             (running ? "" : "; the kernel was not running at the write");
-    const std::string why_not_judged = running ? "" : serialized;
-    if (concurrent) {
-        ctx.claim(tutorial::documented("with concurrentManagedAccess = 1 the host may write "
-                                       "managed memory while a kernel runs",
-                                       part1, seen, "the child's lines say what stopped it",
-                                       "Programming Guide, N.2.2.1 GPU Exclusive Access To "
-                                       "Managed Memory"),
-                  why_not_judged);
-    } else {
-        ctx.claim(tutorial::documented("with concurrentManagedAccess = 0 the host touching "
-                                       "managed memory during a kernel is a segmentation fault",
-                                       part1, seen,
-                                       "the driver let the write through, or the child ended "
-                                       "another way; no program may rely on that",
-                                       "Programming Guide, N.2.2.1 GPU Exclusive Access To "
-                                       "Managed Memory"),
-                  why_not_judged);
-    }
-    return part1;
-}
-
-}  // namespace
-
-tutorial::Result run_concurrency(tutorial::Context& ctx) {
-    const bool concurrent =
-        tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    const std::string serialized = tutorial::why_timing_not_judged();
-    const tutorial::ChildResult child = host_writes_during_kernel(ctx.device, concurrent);
-    const bool part1 = judge_host_write(ctx, child, concurrent, serialized);
-
-    std::printf("\n2. A kernel waits for a managed flag that the host sets while it runs:\n");
-    const bool part2 = concurrent && kernel_sees_host_write();
-    if (!concurrent) {
-        std::printf(
-            "   Not possible here: the host may not touch managed memory during a kernel.\n");
-    }
-    ctx.claim(tutorial::observed("a running kernel sees a host write to managed memory, through "
-                                 "system-scope atomics",
-                                 part2,
-                                 part2 ? "the kernel saw the flag and finished" : "it did not",
-                                 "libcu++ lets CPU and GPU share a system-scope atomic in managed "
-                                 "memory, but promises no time by which a store becomes visible"),
-              concurrent ? "" : "concurrentManagedAccess is 0 on this device");
-
-    std::printf("\n3. Polling cudaStreamQuery until the kernel is done, then reading its data:\n");
-    long polls = 0;
-    const bool part3 = poll_then_read(polls);
-    // Under compute-sanitizer a launch can wait for its kernel, leaving nothing to poll for.
-    ctx.claim(tutorial::documented("once cudaStreamQuery returns cudaSuccess, the host may read "
-                                   "the kernel's managed results",
-                                   part3, part3 ? "the counter was complete" : "it was not",
-                                   "the host read before the kernel's atomics had all landed",
-                                   "Runtime API reference: cudaStreamQuery"),
-              polls > 0 ? ""
-                        : "the kernels had finished before the first query: nothing was "
-                          "polled for");
-
-    std::printf("\n4. The appendix's four points:\n");
-    bool busy = false;
-    const bool part4 = four_points(concurrent, busy) && (busy || !serialized.empty());
-    ctx.claim(tutorial::documented("while a kernel runs the host may write pinned memory, and "
-                                   "kernels in two streams may share managed data",
-                                   part4,
-                                   part4 ? "every value as expected"
-                                         : "the kernel had ended, or a value was wrong",
-                                   "the two kernels' atomics did not both reach the counter",
-                                   "Programming Guide, N.2.2.2 Explicit Synchronization and "
-                                   "Logical GPU Activity"),
-              busy ? "" : serialized);
-    // Part 2 is observed, so the verdict rests on parts 1, 3 and 4.
-    const int ok_parts = part1 + part3 + part4;
-    return ctx.verdict(ok_parts == 3, tutorial::format("%d of 3 documented parts behaved as "
-                                                       "documented for concurrentManagedAccess = "
-                                                       "%d",
-                                                       ok_parts, concurrent ? 1 : 0));
-}
-
-TUTORIAL_SECTION(concurrency, run_concurrency);
-TUTORIAL_CHILD(touch_during_kernel, child_touch_during_kernel);

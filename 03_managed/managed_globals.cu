@@ -1,17 +1,12 @@
-// Section `managed_globals`: __device__ __managed__ variables, used by name from host and device.
+// Section managed_globals: the Unified Memory appendix's __device__ __managed__ example (N.2.1.2),
+// then the host's first touch of such a variable, which needs a context (N.2.3). (The checks,
+// checks/managed_globals.cu, run each touch in a fresh process and watch the context.)
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/device.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cstdio>
 #include <string>
-#include <vector>
 
 namespace {
 
-// lesson:begin
 __device__ __managed__ int x[2];
 __device__ __managed__ int y;
 
@@ -19,7 +14,7 @@ __global__ void add() {
     x[1] = x[0] + y;
 }
 
-// Host and kernel use the variables by name: no pointer, no allocation, no copy. As with
+// Step 1. Host and kernel use the variables by name: no pointer, no allocation, no copy. As with
 // cudaMallocManaged memory, the host waits for the kernel before it reads the result.
 int add_with_managed_globals() {
     x[0] = 3;
@@ -29,44 +24,11 @@ int add_with_managed_globals() {
     CUDA_CHECK(cudaDeviceSynchronize());
     return x[1];
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-__device__ __managed__ int shown;
-
-__global__ void show(int* seen) {
-    printf("GPU sees: x = %d\n", shown);
-    *seen = shown;
-}
-
-// The primary context's state before and after a fresh process's first touch of a variable.
-struct FirstTouch {
-    const char* how;  // the child's argument: "read", "write" or "address"
-    tutorial::ChildResult child;
-    std::string before, after;
-};
-
-std::vector<FirstTouch> measure_first_touches() {
-    std::vector<FirstTouch> touches;
-    for (const char* how : {"read", "write", "address"}) {
-        FirstTouch t{how, tutorial::run_child("touch_managed_variable", {how}), "", ""};
-        t.before = tutorial::child_answer(t.child, "before the host touches y");
-        t.after = tutorial::child_answer(t.child, "after the host");
-        touches.push_back(t);
-    }
-    return touches;
-}
-
-}  // namespace
-
-// Child role: a fresh process whose first use of CUDA is the host touching the __managed__
-// variable y (args: "read", "write" or "address"). The runtime must give the variable a home
-// before the host can use it, and that needs the current device's (here device 0's) context.
-int child_touch_managed_variable(const std::vector<std::string>& args) {
-    const std::string how = args.at(0);
-    const auto state = [] { return tutorial::primary_context_active(0) ? "active" : "inactive"; };
-    std::printf("%-34s -> %s\n", "before the host touches y", state());
+// Step 2. The host's first touch of y in a process that has not used CUDA yet: a read, a write,
+// or taking its address (`how`). The variable lives in the current device's context, so the
+// host's first access has to create that context (N.2.3) before it can reach y.
+void host_touches_y(const std::string& how) {
     if (how == "read") {
         const volatile int value = y;
         (void)value;
@@ -76,83 +38,6 @@ int child_touch_managed_variable(const std::vector<std::string>& args) {
         int* volatile address = &y;
         (void)address;
     }
-    const char* done = how == "read" ? "reads y" : how == "write" ? "writes y" : "takes &y";
-    std::printf("%-34s -> %s\n", (std::string("after the host ") + done).c_str(), state());
-    return 0;
 }
 
-tutorial::Result run_managed_globals(tutorial::Context& ctx) {
-    std::printf(
-        "__device__ __managed__ int x[2], y;  the host sets x[0] = 3 and y = 5, a kernel\n"
-        "computes x[1] = x[0] + y:\n");
-    const int result = add_with_managed_globals();
-    std::printf("result = %d (expected 8)\n\n", result);
-
-    std::printf("The host sets a managed variable to 1234; a kernel prints what it sees:\n");
-    int* seen = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&seen, sizeof *seen));
-    *seen = 0;
-    shown = 1234;
-    show<<<1, 1>>>(seen);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const int gpu_saw = *seen;
-    CUDA_CHECK(cudaFree(seen));
-
-    std::printf(
-        "\nFresh processes whose first CUDA act is the host touching y; the primary context of\n"
-        "device 0 before and after, from cuDevicePrimaryCtxGetState:\n");
-    const std::vector<FirstTouch> touches = measure_first_touches();
-    tutorial::Table table({{"the host"}, {"before"}, {"after"}, {"child"}});
-    bool access_creates = true;  // read and write: accesses, which N.2.3 speaks of
-    bool address_creates = true;  // &y: no access to the variable's memory
-    std::string access_states;
-    std::string address_state;
-    for (const FirstTouch& t : touches) {
-        table.add_row({t.how, t.before, t.after, t.child.describe()});
-        const bool created = t.child.succeeded() && t.before == "inactive" && t.after == "active";
-        const std::string state = std::string(t.how) + ": " + t.before + " -> " + t.after;
-        if (std::string(t.how) == "address") {
-            address_creates = created;
-            address_state = state;
-        } else {
-            access_creates = access_creates && created;
-            access_states += (access_states.empty() ? "" : ", ") + state;
-        }
-    }
-    table.print();
-    std::printf(
-        "\nA __managed__ variable behaves like memory from cudaMallocManaged, with a symbol\n"
-        "instead of a pointer. It needs a CUDA context: the host's first access creates the\n"
-        "current device's context (the Guide's N.2.3); on this driver even taking its address\n"
-        "does (observed on driver 580.159.04). __constant__ variables cannot be managed; the\n"
-        "chapter's build tests show nvcc refusing that and other misuses (see the README).\n\n");
-    ctx.claim(tutorial::documented(
-        "host and kernel use a __managed__ variable by name, with no pointer and no copy",
-        result == 8,
-        tutorial::format("the kernel computed x[1] = %d from the host's x[0] and y", result),
-        "the kernel did not run; its launch check says why",
-        "Programming Guide, N.2.1.2 Global-Scope Managed Variables Using managed"));
-    ctx.claim(tutorial::documented(
-        "a kernel sees what the host stored in a __managed__ variable before the launch",
-        gpu_saw == 1234, tutorial::format("the kernel saw %d", gpu_saw),
-        "the host's store had not reached the page when the kernel read it",
-        "Programming Guide, N.2.3 Language Integration"));
-    ctx.claim(tutorial::documented(
-        "the host's first access to a __managed__ variable creates the primary context",
-        access_creates, access_states,
-        "see the table: a context existed before, or the access did not create one",
-        "Programming Guide, N.2.3 Language Integration"));
-    ctx.claim(tutorial::observed(
-        "taking a __managed__ variable's address also creates the primary context",
-        address_creates, address_state,
-        "N.2.3 speaks of accessing the variable; taking its address reads none of its memory"));
-    return ctx.verdict(result == 8 && gpu_saw == 1234 && access_creates,
-                       tutorial::format("x[1] = %d (expected 8), the kernel saw x = %d "
-                                        "(expected 1234), and the context's state around each "
-                                        "first access",
-                                        result, gpu_saw));
-}
-
-TUTORIAL_SECTION(managed_globals, run_managed_globals);
-TUTORIAL_CHILD(touch_managed_variable, child_touch_managed_variable);
+}  // namespace

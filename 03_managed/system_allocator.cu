@@ -1,30 +1,30 @@
-// Section `system_allocator`: can a kernel use malloc, stack or global memory, which CUDA never
-// allocated? Promised where pageableMemoryAccess = 1; where 0, what happens is the driver's.
+// Section system_allocator: a kernel on malloc, stack and global memory, which CUDA never
+// allocated, and on cudaMallocManaged memory. (checks/system_allocator.cu runs each in a child.)
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <string>
-#include <vector>
 
 namespace {
 
 constexpr int count = 1024;
 int global_array[count];  // an ordinary C++ global, not __device__ or __managed__
 
-// lesson:begin
+// Step 1. Does this system promise kernels such memory? pageableMemoryAccess = 1 (HMM, hardware
+// coherence) does (the Guide's N.1.6); at 0 nothing says what a kernel on it does.
+int pageable_memory_access(int device) {
+    int value = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrPageableMemoryAccess, device));
+    return value;
+}
+
 __global__ void square_all(int* data, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         data[i] = i * i;
     }
 }
 
-// Runs the kernel on `data` and checks the result on the CPU. Returns the number of wrong
-// values, or exits through CUDA_CHECK (code 1) if the kernel fails.
+// Step 2. Runs the kernel on `data` (malloc, the stack, global_array) and checks the result on
+// the CPU. Returns the number of wrong values, or exits through CUDA_CHECK (code 1) if it fails.
 int square_and_check(int* data) {
     std::memset(data, 0, count * sizeof(int));
     square_all<<<4, 256>>>(data, count);
@@ -33,108 +33,13 @@ int square_and_check(int* data) {
     for (int i = 0; i < count; ++i) wrong += data[i] != i * i;
     return wrong;
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-const char* const memory_kinds[] = {"malloc", "stack", "global"};
-
-}  // namespace
-
-// Child role: the kernel on one kind of memory (args: device, kind). "managed" is the control:
-// memory from cudaMallocManaged, which every kernel may use.
-int child_system_memory(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    const std::string& kind = args.at(1);
-    int stack_array[count];
-    int* data = global_array;
-    if (kind == "malloc") data = static_cast<int*>(std::malloc(count * sizeof(int)));
-    if (kind == "stack") data = stack_array;
-    if (kind == "managed") CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(int)));
-    std::printf("kernel on %s memory %p...\n", kind.c_str(), static_cast<void*>(data));
-    const int wrong = square_and_check(data);
-    std::printf("it ran: %d of %d values wrong\n", wrong, count);
-    if (kind == "malloc") std::free(data);
-    if (kind == "managed") CUDA_CHECK(cudaFree(data));
-    return wrong == 0 ? 0 : 3;
-}
-
-namespace {
-
-// The three kinds of system memory, each in a child: how many worked, and how many stopped with
-// cudaErrorIllegalAddress.
-void try_system_memory(int device, int& worked, int& faulted) {
-    worked = 0;
-    faulted = 0;
-    for (const char* kind : memory_kinds) {
-        const tutorial::ChildResult child =
-            tutorial::run_child("system_memory", {std::to_string(device), kind});
-        tutorial::print_child_output(child);
-        std::printf("The child %s.\n\n", child.describe().c_str());
-        worked += child.succeeded() ? 1 : 0;
-        faulted += child.failed_with("cudaErrorIllegalAddress") ? 1 : 0;
-    }
+// Step 3. The fix, valid in every kernel whatever pageableMemoryAccess says: memory from
+// cudaMallocManaged (the Runtime API reference's cudaMallocManaged). The caller frees it.
+int* managed_array() {
+    int* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(int)));
+    return data;
 }
 
 }  // namespace
-
-tutorial::Result run_system_allocator(tutorial::Context& ctx) {
-    int pageable_access = 0;  // 1: the GPU can use memory the CPU's allocators hand out
-    CUDA_CHECK(
-        cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, ctx.device));
-    std::printf(
-        "pageableMemoryAccess = %d: %s\n"
-        "Each kind is tried in its own child process, since a failure here is an illegal\n"
-        "address that ends the child's CUDA context.\n\n",
-        pageable_access ? 1 : 0,
-        pageable_access ? "the device can use memory from malloc, the stack or a plain global."
-                        : "nothing promises that a kernel can use memory from malloc,\n"
-                          "the stack or a plain global.");
-    int worked = 0;
-    int faulted = 0;
-    try_system_memory(ctx.device, worked, faulted);
-    std::printf("The control, memory from cudaMallocManaged:\n");
-    const tutorial::ChildResult control =
-        tutorial::run_child("system_memory", {std::to_string(ctx.device), "managed"});
-    tutorial::print_child_output(control);
-    std::printf("The child %s.\n\n", control.describe().c_str());
-    std::printf(
-        "Of the three kinds of system memory, %d worked and %d failed with\n"
-        "cudaErrorIllegalAddress. A kernel can use system-allocated memory where the GPU can\n"
-        "translate the CPU's addresses: with HMM (heterogeneous memory management: the open GPU\n"
-        "kernel modules on a recent Linux kernel, which mirror the CPU's page tables) or with ATS\n"
-        "on hardware-coherent systems such as Grace Hopper. Elsewhere, use cudaMallocManaged, or\n"
-        "pin the memory with cudaHostRegister.\n\n",
-        worked, faulted);
-    if (pageable_access) {
-        ctx.claim(tutorial::documented(
-            "pageableMemoryAccess = 1: kernels use malloc, stack and global memory", worked == 3,
-            tutorial::format("%d of 3 kinds worked", worked),
-            "the attribute and the driver disagree; the children's lines show what happened",
-            "Programming Guide, N.1.6 System Allocator"));
-    } else {
-        ctx.claim(tutorial::observed(
-            "pageableMemoryAccess = 0: a kernel on malloc, stack or global memory fails with "
-            "cudaErrorIllegalAddress",
-            faulted == 3, tutorial::format("%d of 3 kinds failed that way", faulted),
-            "the attribute at 0 only withholds the promise that a kernel can use such memory; no "
-            "entry names what happens when one tries"));
-    }
-    ctx.claim(tutorial::documented(
-        "a kernel uses cudaMallocManaged memory, whatever pageableMemoryAccess says",
-        control.succeeded(), "the control child " + control.describe(),
-        "managed memory is broken on this system; the child's lines say how",
-        "Runtime API reference: cudaMallocManaged"));
-    const bool promised = !pageable_access || worked == 3;
-    const std::string system_memory =
-        pageable_access ? tutorial::format("%d of 3 kinds of system memory worked", worked)
-                        : "nothing promised for system memory";
-    return ctx.verdict(promised && control.succeeded(),
-                       tutorial::format("pageableMemoryAccess = %d: %s; the kernel on managed "
-                                        "memory %s",
-                                        pageable_access ? 1 : 0, system_memory.c_str(),
-                                        control.succeeded() ? "worked" : "FAILED"));
-}
-
-TUTORIAL_SECTION(system_allocator, run_system_allocator);
-TUTORIAL_CHILD(system_memory, child_system_memory);

@@ -63,6 +63,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex03_aplusb",
         "Exercise (chapter 03_managed): a + b with managed memory",
-        {{"check", "make_result_slot, add_on_gpu, free_result_slot", check}}};
+        {{"check", "make_result_slot, add_on_gpu, free_result_slot", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -86,6 +86,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex03_table",
         "Exercise (chapter 03_managed): a table of row pointers a kernel follows",
-        {{"check", "make_table, free_table", check}}};
+        {{"check", "make_table, free_table", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

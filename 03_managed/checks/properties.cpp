@@ -1,0 +1,113 @@
+// Checks of section properties: reads the attributes with ../properties.cpp, tries what
+// managedMemory, concurrentManagedAccess and pageableMemoryAccess predict (the last two through
+// the children of the concurrency and system_allocator sections), and judges each prediction.
+#include "../properties.cpp"
+
+#include "common/harness/chapter.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/predictions.hpp"
+#include "common/patterns.hpp"
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using tutorial::Prediction;
+
+namespace {
+
+// managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy. The
+// cudaMallocManaged entry ties the attribute to both outcomes: where it is 0 the call returns
+// cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPU.
+Prediction managed_round_trip(int value) {
+    const std::size_t count = 1 << 16;
+    std::uint32_t* data = nullptr;
+    const cudaError_t status = cudaMallocManaged(&data, count * sizeof *data);
+    cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
+    bool worked = false;
+    if (status == cudaSuccess) {
+        fill_on_device(data, count, 9);
+        worked = mismatches_on_host(data, count, 9) == 0;
+        CUDA_CHECK(cudaFree(data));
+    }
+    const std::string seen = status != cudaSuccess ? std::string("cudaMallocManaged returned ") +
+                                                         cudaGetErrorName(status)
+                             : worked ? "the CPU read all 65536 values the kernel wrote"
+                                      : "the CPU read WRONG values";
+    return {"managedMemory",
+            value,
+            value ? "a kernel's writes to cudaMallocManaged memory are read by the CPU"
+                  : "cudaMallocManaged returns cudaErrorNotSupported",
+            value ? worked : status == cudaErrorNotSupported,
+            seen,
+            tutorial::Evidence::documented,
+            "Runtime API reference: cudaMallocManaged"};
+}
+
+// concurrentManagedAccess: the `concurrency` section's child writes managed memory while a kernel
+// runs. 1: the attribute's own description (the device accesses managed memory coherently,
+// concurrently with the CPU). 0: the Unified Memory appendix (N.2.2.1) says such a write is a
+// segmentation fault, even to memory the kernel does not use.
+Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
+    const std::string seen = "a child that tried: " + touch.describe();
+    if (value) {
+        return {"concurrentManagedAccess", value,
+                "the CPU may write managed memory while a kernel runs", touch.succeeded(), seen};
+    }
+    return {"concurrentManagedAccess",
+            value,
+            "a CPU write to managed memory during a kernel is a segmentation fault",
+            touch.crashed() && touch.signal == SIGSEGV,
+            seen,
+            tutorial::Evidence::documented,
+            "Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory"};
+}
+
+// pageableMemoryAccess: the `system_allocator` section's child runs a kernel on malloc memory.
+// 1: the attribute promises the device can use it. 0: the attribute only withholds that promise,
+// so the fault this driver gives is observed, not documented.
+Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
+    const bool illegal_address = system.failed_with("cudaErrorIllegalAddress");
+    const std::string seen =
+        "a child that tried: " +
+        (illegal_address ? std::string("cudaErrorIllegalAddress") : system.describe());
+    if (value) {
+        return {"pageableMemoryAccess", value, "a kernel can use memory from malloc",
+                system.succeeded(), seen};
+    }
+    return {"pageableMemoryAccess",
+            value,
+            "a kernel on malloc memory stops with cudaErrorIllegalAddress",
+            illegal_address,
+            seen,
+            tutorial::Evidence::observed,
+            "the attribute at 0 withholds a promise; it names no error for trying"};
+}
+
+}  // namespace
+
+tutorial::Result run_properties(tutorial::Context& ctx) {
+    const cudaDeviceProp prop = unified_memory_properties(ctx.device);
+    const std::vector<std::string> device = {std::to_string(ctx.device)};
+
+    // The same children the `concurrency` and `system_allocator` sections run.
+    const tutorial::ChildResult touch = tutorial::run_child("touch_during_kernel", device);
+    const tutorial::ChildResult system =
+        tutorial::run_child("system_memory", {device[0], "malloc"});
+
+    const std::vector<Prediction> predictions = {
+        managed_round_trip(prop.managedMemory),
+        concurrent_write(prop.concurrentManagedAccess, touch),
+        malloc_in_kernel(prop.pageableMemoryAccess, system),
+    };
+    return tutorial::check_predictions(
+        ctx, predictions,
+        std::string("Not tried here: directManagedMemAccessFromHost = ") +
+            std::to_string(prop.directManagedMemAccessFromHost) +
+            " (chapter 05 shows it), hostNativeAtomicSupported = " +
+            std::to_string(prop.hostNativeAtomicSupported) +
+            ".\nThis system: " + unified_memory_kind(prop) + ".");
+}
+
+TUTORIAL_SECTION(properties, run_properties);

@@ -1,0 +1,111 @@
+// Checks of section system_allocator: runs ../system_allocator.cu's kernel on malloc, stack and
+// global memory, each in a child process (a failure ends the child's context), then on managed
+// memory as the control, and judges what pageableMemoryAccess promises.
+#include "../system_allocator.cu"
+
+#include "common/harness/chapter.hpp"
+#include "common/harness/child.hpp"
+#include "common/harness/report.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+// Child role: the kernel on one kind of memory (args: device, kind). "managed" is the control:
+// memory from cudaMallocManaged, which every kernel may use.
+int child_system_memory(const std::vector<std::string>& args) {
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
+    const std::string& kind = args.at(1);
+    int stack_array[count];
+    int* data = global_array;
+    if (kind == "malloc") data = static_cast<int*>(std::malloc(count * sizeof(int)));
+    if (kind == "stack") data = stack_array;
+    if (kind == "managed") data = managed_array();
+    std::printf("kernel on %s memory %p...\n", kind.c_str(), static_cast<void*>(data));
+    const int wrong = square_and_check(data);
+    std::printf("it ran: %d of %d values wrong\n", wrong, count);
+    if (kind == "malloc") std::free(data);
+    if (kind == "managed") CUDA_CHECK(cudaFree(data));
+    return wrong == 0 ? 0 : 3;
+}
+
+namespace {
+
+const char* const memory_kinds[] = {"malloc", "stack", "global"};
+
+// The three kinds of system memory, each in a child: how many worked, and how many stopped with
+// cudaErrorIllegalAddress.
+void try_system_memory(int device, int& worked, int& faulted) {
+    worked = 0;
+    faulted = 0;
+    for (const char* kind : memory_kinds) {
+        const tutorial::ChildResult child =
+            tutorial::run_child("system_memory", {std::to_string(device), kind});
+        tutorial::print_child_output(child);
+        std::printf("The child %s.\n\n", child.describe().c_str());
+        worked += child.succeeded() ? 1 : 0;
+        faulted += child.failed_with("cudaErrorIllegalAddress") ? 1 : 0;
+    }
+}
+
+}  // namespace
+
+tutorial::Result run_system_allocator(tutorial::Context& ctx) {
+    const int pageable_access = pageable_memory_access(ctx.device);
+    std::printf(
+        "pageableMemoryAccess = %d: %s\n"
+        "Each kind is tried in its own child process, since a failure here is an illegal\n"
+        "address that ends the child's CUDA context.\n\n",
+        pageable_access ? 1 : 0,
+        pageable_access ? "the device can use memory from malloc, the stack or a plain global."
+                        : "nothing promises that a kernel can use memory from malloc,\n"
+                          "the stack or a plain global.");
+    int worked = 0;
+    int faulted = 0;
+    try_system_memory(ctx.device, worked, faulted);
+    std::printf("The control, memory from cudaMallocManaged:\n");
+    const tutorial::ChildResult control =
+        tutorial::run_child("system_memory", {std::to_string(ctx.device), "managed"});
+    tutorial::print_child_output(control);
+    std::printf("The child %s.\n\n", control.describe().c_str());
+    std::printf(
+        "Of the three kinds of system memory, %d worked and %d failed with\n"
+        "cudaErrorIllegalAddress. A kernel can use system-allocated memory where the GPU can\n"
+        "translate the CPU's addresses: with HMM (heterogeneous memory management: the open GPU\n"
+        "kernel modules on a recent Linux kernel, which mirror the CPU's page tables) or with ATS\n"
+        "on hardware-coherent systems such as Grace Hopper. Elsewhere, use cudaMallocManaged, or\n"
+        "pin the memory with cudaHostRegister.\n\n",
+        worked, faulted);
+    if (pageable_access) {
+        ctx.claim(tutorial::documented(
+            "pageableMemoryAccess = 1: kernels use malloc, stack and global memory", worked == 3,
+            tutorial::format("%d of 3 kinds worked", worked),
+            "the attribute and the driver disagree; the children's lines show what happened",
+            "Programming Guide, N.1.6 System Allocator"));
+    } else {
+        ctx.claim(tutorial::observed(
+            "pageableMemoryAccess = 0: a kernel on malloc, stack or global memory fails with "
+            "cudaErrorIllegalAddress",
+            faulted == 3, tutorial::format("%d of 3 kinds failed that way", faulted),
+            "the attribute at 0 only withholds the promise that a kernel can use such memory; no "
+            "entry names what happens when one tries"));
+    }
+    ctx.claim(tutorial::documented(
+        "a kernel uses cudaMallocManaged memory, whatever pageableMemoryAccess says",
+        control.succeeded(), "the control child " + control.describe(),
+        "managed memory is broken on this system; the child's lines say how",
+        "Runtime API reference: cudaMallocManaged"));
+    const bool promised = !pageable_access || worked == 3;
+    const std::string system_memory =
+        pageable_access ? tutorial::format("%d of 3 kinds of system memory worked", worked)
+                        : "nothing promised for system memory";
+    return ctx.verdict(promised && control.succeeded(),
+                       tutorial::format("pageableMemoryAccess = %d: %s; the kernel on managed "
+                                        "memory %s",
+                                        pageable_access ? 1 : 0, system_memory.c_str(),
+                                        control.succeeded() ? "worked" : "FAILED"));
+}
+
+TUTORIAL_SECTION(system_allocator, run_system_allocator);
+TUTORIAL_CHILD(system_memory, child_system_memory);
