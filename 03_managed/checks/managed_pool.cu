@@ -1,0 +1,194 @@
+// Checks of section managed_pool: runs ../managed_pool.cu's steps on 64 MiB, counts what the
+// driver moved at each (Unified Memory counters), and reads the pool's used and reserved memory.
+#include "../managed_pool.cu"
+
+#include "common/device.hpp"
+#include "common/harness/chapter.hpp"
+#include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
+#include "common/harness/um_counters.hpp"
+#include "common/text.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+using tutorial::format;
+
+constexpr std::size_t bytes = 64 * tutorial::MiB;  // counted steps stay at 64 MiB
+constexpr std::size_t count = bytes / sizeof(std::uint32_t);
+
+struct PoolState {
+    std::uint64_t used = 0;
+    std::uint64_t reserved = 0;
+};
+
+PoolState state_of(cudaMemPool_t pool) {
+    PoolState s;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &s.used));
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &s.reserved));
+    return s;
+}
+
+struct Run {
+    cudaMemoryType type = cudaMemoryTypeUnregistered;
+    std::size_t wrong = 0;  // values the CPU read that the kernel did not write
+    tutorial::UmTraffic gpu_write, cpu_read, prefetch, kernel_after;
+    PoolState in_use, after_free, after_trim;
+    cudaError_t own_pool = cudaSuccess;  // cudaMemPoolCreate with allocType Managed
+    cudaMemoryType own_type = cudaMemoryTypeUnregistered;
+};
+
+cudaMemoryType type_of(const void* pointer) {
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    return attributes.type;
+}
+
+void count_steps(tutorial::UmCounters& counters, cudaMemPool_t pool, int device,
+                 cudaStream_t stream, Run& r) {
+    std::uint32_t* data = allocate(pool, bytes, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    r.type = type_of(data);
+    r.gpu_write = counters.measure([&] { gpu_writes(data, count, stream); });
+    r.cpu_read = counters.measure([&] {
+        for (std::size_t i = 0; i < count; ++i)
+            r.wrong += data[i] != static_cast<std::uint32_t>(i) + 1;
+    });
+    r.prefetch = counters.measure([&] { prefetch_to_gpu(data, bytes, device, stream); });
+    r.kernel_after = counters.measure([&] { gpu_writes(data, count, stream); });
+    r.in_use = state_of(pool);
+    release(data, stream);
+    r.after_free = state_of(pool);
+    trim(pool);
+    r.after_trim = state_of(pool);
+}
+
+void try_own_pool(int device, cudaStream_t stream, Run& r) {
+    cudaMemPool_t own = nullptr;
+    r.own_pool = create_managed_pool(device, &own);
+    if (r.own_pool != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    std::uint32_t* data = allocate(own, tutorial::MiB, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    r.own_type = type_of(data);
+    release(data, stream);
+    CUDA_CHECK(cudaMemPoolDestroy(own));
+}
+
+const char* type_name(cudaMemoryType type) {
+    switch (type) {
+        case cudaMemoryTypeHost: return "host";
+        case cudaMemoryTypeDevice: return "device";
+        case cudaMemoryTypeManaged: return "managed";
+        default: return "unregistered";
+    }
+}
+
+double share(std::uint64_t moved) {
+    return 100.0 * static_cast<double>(moved) / bytes;
+}
+
+}  // namespace
+
+// The counted steps, their table and the counted claims.
+void count_and_judge(tutorial::Context& ctx, cudaMemPool_t pool, cudaStream_t stream, Run& r) {
+    tutorial::UmCounters counters;
+    count_steps(counters, pool, ctx.device, stream, r);
+    std::printf(
+        "64 MiB from the default managed pool (cudaPointerGetAttributes: %s memory).\n"
+        "What moved at each step, counted by the driver:\n\n",
+        type_name(r.type));
+    tutorial::Table table(tutorial::um_columns("step"));
+    table.add_row(tutorial::um_cells("a kernel writes it", r.gpu_write));
+    table.add_row(tutorial::um_cells("the CPU reads it", r.cpu_read));
+    table.add_row(tutorial::um_cells("cudaMemPrefetchAsync to the GPU", r.prefetch));
+    table.add_row(tutorial::um_cells("a kernel writes it again", r.kernel_after));
+    table.print();
+    const std::string why =
+        tutorial::why_not_counted(counters, {&r.cpu_read, &r.prefetch, &r.kernel_after},
+                                  tutorial::why_pages_need_not_migrate(ctx.device));
+    ctx.claim(tutorial::counted_at_least(
+                  "the CPU reading a pool's managed memory pulls its pages from the GPU: MiB "
+                  "device to host, as a share of the buffer",
+                  share(r.cpu_read.dtoh.total), 90.0, "%",
+                  "the pages were not in device memory, or the CPU read them remotely"),
+              why);
+    ctx.claim(tutorial::counted_at_least(
+                  "a prefetch brings them back: MiB host to device, as a share of the buffer",
+                  share(r.prefetch.htod.total), 90.0, "%",
+                  "the pages were already on the GPU, or the prefetch was ignored"),
+              why);
+    ctx.claim(tutorial::counted_at_most(
+                  "after the prefetch a kernel's writes move nothing: MiB host to device",
+                  static_cast<double>(r.kernel_after.htod.total) / tutorial::MiB, 1.0, " MiB",
+                  "the prefetch had not finished, or the pages went back to the CPU"),
+              why);
+}
+
+tutorial::Result run_managed_pool(tutorial::Context& ctx) {
+    if (tutorial::device_attribute(ctx.device, cudaDevAttrMemoryPoolsSupported) != 1) {
+        return ctx.skip("memoryPoolsSupported = 0: no stream-ordered pools on this device");
+    }
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const cudaMemPool_t pool = default_managed_pool();
+    Run r;
+    count_and_judge(ctx, pool, stream, r);
+    try_own_pool(ctx.device, stream, r);
+    std::uint64_t threshold = 0;  // as the default pool was
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+
+    tutorial::Table pool_table({{"the pool"}, {"used"}, {"reserved"}});
+    for (const auto& [when, s] : {std::pair<const char*, PoolState>{"while allocated", r.in_use},
+                                  {"after cudaFreeAsync", r.after_free},
+                                  {"after cudaMemPoolTrimTo(0)", r.after_trim}}) {
+        pool_table.add_row(
+            {when, tutorial::format_bytes(s.used), tutorial::format_bytes(s.reserved)});
+    }
+    std::printf("\n");
+    pool_table.print();
+    std::printf("\nA managed pool of one's own (cudaMemPoolCreate, allocType Managed): %s%s.\n\n",
+                cudaGetErrorName(r.own_pool),
+                r.own_pool == cudaSuccess
+                    ? format(", its memory is %s", type_name(r.own_type)).c_str()
+                    : "");
+
+    const bool managed = r.type == cudaMemoryTypeManaged;
+    const bool pooled = r.in_use.used >= bytes && r.after_free.used + bytes <= r.in_use.used &&
+                        r.after_free.reserved >= bytes;
+    ctx.claim(tutorial::documented(
+        "memory from the default managed pool is managed memory", managed,
+        format("cudaPointerGetAttributes: %s", type_name(r.type)), "the pool gave device memory",
+        "Runtime API reference: cudaMemGetDefaultMemPool (cudaMemAllocationTypeManaged)"));
+    ctx.claim(tutorial::documented("the CPU reads what a kernel wrote through the pool's pointer",
+                                   r.wrong == 0, format("%zu of %zu values wrong", r.wrong, count),
+                                   "the CPU read before the kernel ended",
+                                   "Runtime API reference: cudaMallocFromPoolAsync"));
+    ctx.claim(tutorial::documented(
+        "cudaFreeAsync hands the memory back to the pool, which keeps it reserved", pooled,
+        format("used %s -> %s, reserved %s", tutorial::format_bytes(r.in_use.used).c_str(),
+               tutorial::format_bytes(r.after_free.used).c_str(),
+               tutorial::format_bytes(r.after_free.reserved).c_str()),
+        "the release threshold was not kept",
+        "Runtime API reference: cudaMemPoolSetAttribute (cudaMemPoolAttrReleaseThreshold)"));
+    ctx.claim(tutorial::observed(
+        "cudaMemPoolCreate makes a managed pool of one's own",
+        r.own_pool == cudaSuccess && r.own_type == cudaMemoryTypeManaged,
+        format("%s%s", cudaGetErrorName(r.own_pool),
+               r.own_pool == cudaSuccess
+                   ? (", memory " + std::string(type_name(r.own_type))).c_str()
+                   : ""),
+        "the cudaMemPoolProps entry says allocType must be Pinned, while cudaMemLocationTypeNone "
+        "speaks of creating managed pools"));
+    return ctx.verdict(managed && r.wrong == 0 && pooled,
+                       format("managed memory from the pool, %zu values wrong, freed into the "
+                              "pool and kept",
+                              r.wrong));
+}
+
+TUTORIAL_SECTION(managed_pool, run_managed_pool);
