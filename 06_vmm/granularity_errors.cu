@@ -1,36 +1,13 @@
-// Section `granularity_errors`: what the VMM calls say to sizes, addresses and offsets that break
-// their entries' rules (the granularity for cuMemCreate and cuMemMap, whole host pages for
-// cuMemAddressReserve, offset 0 for cuMemMap), and the rounding that avoids all of it. The
-// entries state each rule as a requirement and name no error for breaking it, so what each call
-// returns is this driver's answer.
+// Section granularity_errors: what cuMemCreate, cuMemAddressReserve and cuMemMap say to sizes,
+// addresses and offsets that break their entries' rules, and the rounding that avoids all of it.
+// (checks/granularity_errors.cu makes the refused calls in a child and uses the rounded memory.)
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
 #include "common/driver.hpp"
-#include "common/patterns.hpp"
-#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+#include <cstddef>
 #include <string>
 #include <vector>
-
-using tutorial::ChildResult;
-using tutorial::format_bytes;
-using tutorial::print_child_output;
-using tutorial::round_up;
-using tutorial::run_child;
-using tutorial::vmm_create;
-using tutorial::vmm_free;
-using tutorial::vmm_granularity;
-using tutorial::vmm_map;
-using tutorial::vmm_properties;
-using tutorial::vmm_release;
-using tutorial::vmm_reserve;
-using tutorial::vmm_set_access;
-using tutorial::vmm_unmap;
 
 namespace {
 
@@ -40,11 +17,10 @@ struct Refusal {
     CUresult result;
 };
 
-// lesson:begin
-// Each call breaks one rule of its entry in the driver API reference, and only that one. Not all
-// of them are the granularity `g`: cuMemAddressReserve asks for whole host pages, and cuMemMap's
-// offset must be 0 for now, so one granularity (a whole multiple) breaks it too. `memory` is
-// 2 * g of physical memory, `range` 4 * g of reserved addresses.
+// Step 1. Each call breaks one rule of its entry in the driver API reference, and only that one.
+// Not all of them are the granularity `g`: cuMemAddressReserve asks for whole host pages, and
+// cuMemMap's offset must be 0 for now, so one granularity (a whole multiple) breaks it too.
+// `memory` is 2 * g of physical memory, `range` 4 * g of reserved addresses.
 std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size_t g,
                                       CUmemGenericAllocationHandle memory, CUdeviceptr range) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
@@ -65,85 +41,27 @@ std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size
          cuMemMap(range, g, g, memory, 0)},
     };
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
+// Step 2. The fix: round the size up to the granularity (a whole number of host pages too),
+// reserve with the granularity as the alignment, map at the start of the range with offset 0.
+struct Rounded {
+    CUdeviceptr address;
+    std::size_t bytes;
+};
+
+Rounded map_rounded_up(const CUmemAllocationProp& prop, std::size_t g, std::size_t wanted) {
+    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
+    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
+    Rounded r{0, tutorial::round_up(wanted, g)};
+    CUmemGenericAllocationHandle memory = 0;
+    CU_CHECK(cuMemCreate(&memory, r.bytes, &prop, 0));
+    CU_CHECK(cuMemAddressReserve(&r.address, r.bytes, g, 0, 0));  // aligned to the granularity
+    CU_CHECK(cuMemMap(r.address, r.bytes, 0, memory, 0));         // at its start, offset 0
+    tutorial::vmm_set_access(r.address, r.bytes, prop.location.id);
+    CU_CHECK(cuMemRelease(memory));  // the mapping keeps the memory
+    return r;
+}
 
 }  // namespace
-
-// Child role: each call that breaks a rule, once (they are refused, and a sanitizer would count
-// each refusal as an error, so they run here). One line per call, with the rule it breaks; exit 0
-// when every one was refused. The range is aligned to the granularity, so that each call breaks
-// only the rule it is named for.
-int child_misaligned_calls(const std::vector<std::string>& args) {
-    const int device = std::atoi(args.at(0).c_str());
-    CUDA_CHECK(cudaSetDevice(device));
-    const CUmemAllocationProp prop = vmm_properties(device);
-    const std::size_t g = vmm_granularity(prop);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, 2 * g);
-    const CUdeviceptr range = vmm_reserve(4 * g, g);
-    const std::vector<Refusal> cases = misaligned_calls(prop, g, memory, range);
-    int accepted = 0;
-    for (const Refusal& c : cases) {
-        accepted += c.result == CUDA_SUCCESS;
-        std::printf("%-44s -> %-24s  breaks %s\n", c.call.c_str(),
-                    tutorial::driver_error_name(c.result), c.rule.c_str());
-    }
-    (void)cudaGetLastError();
-    vmm_release(memory);
-    vmm_free(range, 4 * g);
-    return accepted == 0 ? 0 : 3;
-}
-
-tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
-    if (!tutorial::vmm_supported(ctx.device)) {
-        return ctx.skip("VMM is not supported on this device");
-    }
-    const CUmemAllocationProp prop = vmm_properties(ctx.device);
-    const std::size_t g = vmm_granularity(prop);
-    std::printf(
-        "Granularity: %s. Calls that each break one rule of their entry, in a child process:\n",
-        format_bytes(g).c_str());
-    const ChildResult child = run_child("misaligned_calls", {std::to_string(ctx.device)});
-    print_child_output(child);
-    std::printf("The child %s.\n\n", child.describe().c_str());
-
-    // The fix: round every size up to the granularity (a whole number of host pages too), map at
-    // the start of a reservation aligned to the granularity, offset 0.
-    const std::size_t wanted = g + 1;
-    const std::size_t bytes = round_up(wanted, g);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
-    const CUdeviceptr address = vmm_reserve(bytes, g);
-    vmm_map(address, bytes, memory);
-    vmm_set_access(address, bytes, ctx.device);
-    vmm_release(memory);
-    auto* data = reinterpret_cast<std::uint32_t*>(address);
-    fill_on_device(data, bytes / 4, 31);
-    const std::size_t wrong = mismatches_on_device(data, bytes / 4, 31);
-    vmm_unmap(address, bytes);
-    vmm_free(address, bytes);
-    std::printf(
-        "round_up(%zu, %zu) = %zu: created, reserved with the granularity as alignment, mapped\n"
-        "at the start of the reservation with offset 0, and used by a kernel: %zu values wrong.\n",
-        wanted, g, bytes, wrong);
-    std::printf(
-        "\nThe entries state each rule as a requirement and name no error for breaking it: that\n"
-        "every call is refused, and with which code, is what %s does.\n\n",
-        tutorial::this_driver().c_str());
-    ctx.claim(tutorial::observed(
-        "sizes, addresses and offsets that break their entry's rule are refused, none silently "
-        "rounded",
-        child.succeeded(), "the child " + child.describe(),
-        "the cuMemCreate, cuMemAddressReserve and cuMemMap entries state the rules as "
-        "requirements and name no error for breaking them"));
-    ctx.claim(tutorial::documented(
-        "a size rounded up to the granularity, mapped at offset 0, works", wrong == 0,
-        tutorial::format("%zu values wrong", wrong), "the access grant did not cover the mapping",
-        "Driver API reference: cuMemCreate, cuMemMap"));
-    return ctx.verdict(wrong == 0,
-                       "the allocation that keeps every rule (rounded up, aligned, offset 0) "
-                       "worked; the 5 calls that break one are this driver's to refuse");
-}
-
-TUTORIAL_SECTION(granularity_errors, run_granularity_errors);
-TUTORIAL_CHILD(misaligned_calls, child_misaligned_calls);

@@ -1,33 +1,27 @@
-// Section `pool_threshold`: what the stream-ordered allocator's pool keeps. Memory that
-// cudaFreeAsync returns stays mapped in the pool until a synchronization; then, if the pool holds
-// more than its release threshold, the allocator tries to give memory back (the
-// cudaMemPoolAttrReleaseThreshold entry). The default pool's threshold is 0; on this driver every
-// synchronize gave everything back, and the next large cudaMallocAsync had to map it again. How
-// much a try or cudaMemPoolTrimTo gives back the reference leaves to the allocator: reported as
-// observed. Every step reads the pool's attributes back and checks what the entries promise.
+// Section pool_threshold: what the stream-ordered allocator's pool keeps. Memory freed with
+// cudaFreeAsync stays in the pool until a synchronization, when a pool above its release threshold
+// tries to give it back. (checks/pool_threshold.cu reads the pool after each step and times it.)
 #include "common/check.hpp"
-#include "common/device.hpp"
-#include "common/harness/report.hpp"
-#include "common/timing.hpp"
-#include "common/harness/chapter.hpp"
 
+#include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <string>
-#include <vector>
-
-using tutorial::format;
 
 namespace {
-
-constexpr int timed_allocations = 5;
 
 struct PoolState {
     std::uint64_t reserved = 0, used = 0, reserved_high = 0, used_high = 0;
 };
 
-// lesson:begin
-// What a pool holds: memory reserved from the device, memory handed out, and the peaks of both.
+// Step 1. cudaMallocAsync takes from the device's current pool: its default pool, unless the
+// program set another.
+cudaMemPool_t default_pool(int device) {
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    return pool;
+}
+
+// Step 2. What a pool holds: memory reserved from the device, memory handed out, and the peaks of
+// both.
 PoolState read_pool(cudaMemPool_t pool) {
     PoolState s;
     CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &s.reserved));
@@ -37,172 +31,31 @@ PoolState read_pool(cudaMemPool_t pool) {
     return s;
 }
 
-// How much freed memory the pool may keep at a synchronization instead of giving it back to the
-// device: the default, 0, keeps nothing.
+// Step 3. How much freed memory the pool may keep at a synchronization instead of giving it back
+// to the device: the default, 0, keeps nothing.
+std::uint64_t threshold(cudaMemPool_t pool) {
+    std::uint64_t bytes = 0;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
+    return bytes;
+}
+
 void set_threshold(cudaMemPool_t pool, std::uint64_t bytes) {
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-struct Step {
-    std::string what;
-    PoolState state;
-    std::string promised;  // what the entries promise about the attributes after it, in words
-    bool as_promised;
-};
-
-// The host time of a cudaMallocAsync of `bytes` until the stream has it: median of several, each
-// followed by cudaFreeAsync and a synchronize, which is when the pool applies its threshold.
-double allocation_ms(cudaStream_t stream, std::size_t bytes) {
-    return tutorial::median_ms(1, timed_allocations, [&] {
-        void* p = nullptr;
-        tutorial::HostTimer timer;
-        CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        const double ms = timer.elapsed_ms();
-        CUDA_CHECK(cudaFreeAsync(p, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        return ms;
-    });
-}
-
-struct ThresholdResult {
-    std::uint64_t default_threshold = 0;
-    std::vector<Step> steps;
-    double ms_emptied = 0;  // next allocation, threshold 0
-    double ms_kept = 0;     // next allocation, threshold UINT64_MAX
-};
-
-void step(ThresholdResult& r, cudaMemPool_t pool, std::string what, std::string promised,
-          bool (*holds)(const PoolState&, std::uint64_t), std::uint64_t bytes) {
-    const PoolState s = read_pool(pool);
-    r.steps.push_back({std::move(what), s, std::move(promised), holds(s, bytes)});
-}
-
-ThresholdResult walk_thresholds(int device, std::size_t bytes) {
-    ThresholdResult r;
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-    CUDA_CHECK(
-        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &r.default_threshold));
-    cudaStream_t stream = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    std::uint64_t zero = 0;  // writing 0 resets a high-water mark
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+// Step 4. Allocate and free in stream order, then synchronize: the synchronization is when the
+// pool compares what it holds with its threshold and tries to give the rest back.
+void allocate_free_synchronize(std::size_t bytes, cudaStream_t stream) {
     void* p = nullptr;
     CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    step(
-        r, pool, "threshold 0: cudaMallocAsync, synchronize", "used >= n, reserved >= used",
-        [](const PoolState& s, std::uint64_t n) { return s.used >= n && s.reserved >= s.used; },
-        bytes);
     CUDA_CHECK(cudaFreeAsync(p, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    step(
-        r, pool, "cudaFreeAsync, synchronize", "used 0; reserved: what the try left",
-        [](const PoolState& s, std::uint64_t) { return s.used == 0; }, bytes);
-    r.ms_emptied = allocation_ms(stream, bytes);
+}
 
-    set_threshold(pool, UINT64_MAX);  // keep everything
-    CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
-    CUDA_CHECK(cudaFreeAsync(p, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    step(
-        r, pool, "threshold UINT64_MAX: allocate, free, synchronize",
-        "used 0, reserved >= n: kept for the next allocation",
-        [](const PoolState& s, std::uint64_t n) { return s.used == 0 && s.reserved >= n; }, bytes);
-    r.ms_kept = allocation_ms(stream, bytes);
-    CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-    step(
-        r, pool, "cudaMemPoolTrimTo(pool, 0)", "high-water marks >= n; reserved: what it released",
-        [](const PoolState& s, std::uint64_t n) {
-            return s.reserved_high >= n && s.used_high >= n;
-        },
-        bytes);
-    set_threshold(pool, r.default_threshold);  // the default pool is the whole process's
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    return r;
+// Step 5. Give back what the pool keeps, down to `keep` bytes, without waiting for a
+// synchronization or lowering the threshold.
+void trim(cudaMemPool_t pool, std::size_t keep) {
+    CUDA_CHECK(cudaMemPoolTrimTo(pool, keep));
 }
 
 }  // namespace
-
-tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
-    if (tutorial::device_attribute(ctx.device, cudaDevAttrMemoryPoolsSupported) != 1) {
-        return ctx.skip("memoryPoolsSupported = 0: no cudaMallocAsync on this device");
-    }
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (1 << 30));
-    std::printf(
-        "The default pool of device %d (cudaDeviceGetDefaultMemPool), n = %s. Each row: a step,\n"
-        "then cudaMemPoolGetAttribute for ReservedMemCurrent, UsedMemCurrent, ReservedMemHigh and\n"
-        "UsedMemHigh (high-water marks reset to 0 first).\n\n",
-        ctx.device, tutorial::format_bytes(bytes).c_str());
-    const ThresholdResult r = walk_thresholds(ctx.device, bytes);
-    tutorial::Table table({{"step"},
-                           {"reserved", tutorial::Align::right},
-                           {"used", tutorial::Align::right},
-                           {"reserved high", tutorial::Align::right},
-                           {"used high", tutorial::Align::right},
-                           {"the entries promise"},
-                           {"as promised"}});
-    int as_promised = 0;
-    for (const Step& s : r.steps) {
-        as_promised += s.as_promised;
-        table.add_row({s.what, tutorial::format_bytes(s.state.reserved),
-                       tutorial::format_bytes(s.state.used),
-                       tutorial::format_bytes(s.state.reserved_high),
-                       tutorial::format_bytes(s.state.used_high), s.promised,
-                       s.as_promised ? "yes" : "NO"});
-    }
-    table.print();
-    const int steps = static_cast<int>(r.steps.size());
-    std::printf(
-        "\nThe default release threshold was %llu. A cudaMallocAsync of n until the stream has\n"
-        "it (median of %d, each followed by cudaFreeAsync and a synchronize):\n"
-        "  threshold 0, pool emptied at every synchronize: %.3f ms\n"
-        "  threshold UINT64_MAX, the memory kept:           %.3f ms\n\n"
-        "Where the threshold 0 pool gave its memory back, every allocation after a synchronize\n"
-        "maps fresh physical memory, as cudaMalloc would; a threshold as large as the working set\n"
-        "makes it a lookup.\n\n",
-        static_cast<unsigned long long>(r.default_threshold), timed_allocations, r.ms_emptied,
-        r.ms_kept);
-    const bool emptied = r.steps[1].state.reserved == 0;
-    ctx.claim(tutorial::documented(
-        "the default pool's release threshold is 0", r.default_threshold == 0,
-        format("threshold %llu", static_cast<unsigned long long>(r.default_threshold)),
-        "the process set another threshold", "Runtime API reference: cudaMemPoolGetAttribute"));
-    ctx.claim(tutorial::observed(
-        "...and at a synchronize the pool gave all its memory back", emptied,
-        format("reserved after the synchronize: %s",
-               tutorial::format_bytes(r.steps[1].state.reserved).c_str()),
-        "the cudaMemPoolAttrReleaseThreshold entry says the allocator will try to release memory "
-        "above the threshold at a synchronize, not how much it gives back"));
-    ctx.claim(tutorial::documented(
-        "with threshold UINT64_MAX the pool keeps the freed memory through a synchronize",
-        r.steps[2].as_promised,
-        format("reserved %s after the synchronize, used %s",
-               tutorial::format_bytes(r.steps[2].state.reserved).c_str(),
-               tutorial::format_bytes(r.steps[2].state.used).c_str()),
-        "the threshold was not applied", "Runtime API reference: cudaMemPoolSetAttribute"));
-    ctx.claim(tutorial::observed(
-        "...until cudaMemPoolTrimTo(pool, 0) gave it all back",
-        r.steps[3].state.reserved == 0,
-        format("reserved %s after the trim", tutorial::format_bytes(r.steps[3].state.reserved).c_str()),
-        "the cudaMemPoolTrimTo entry releases only what the allocator can safely release"));
-    // The comparison needs an emptied pool: where this driver kept the memory at threshold 0,
-    // both allocations were lookups.
-    ctx.claim(tutorial::at_least(
-                  "an allocation from an emptied pool costs more than one from a pool that kept "
-                  "the memory (threshold 0 / UINT64_MAX)",
-                  r.ms_emptied / r.ms_kept, 3.0, "x",
-                  "mapping memory costs no more than a lookup here"),
-              emptied ? "" : "the pool kept memory at threshold 0, so nothing was emptied");
-    return ctx.verdict(
-        as_promised == steps,
-        format("%d of %d steps left the pool's attributes as the entries promise", as_promised,
-               steps));
-}
-
-TUTORIAL_SECTION(pool_threshold, run_pool_threshold);

@@ -1,32 +1,16 @@
-// Section `striped` (needs 2 or more GPUs): one contiguous virtual address range whose chunks are
-// physical memory on different GPUs, one chunk per GPU. A kernel sees one array; each access goes
-// to the GPU that owns the chunk, locally or over NVLink. The appendix mentions this: a virtual
-// range is only addresses, and each piece of it can be backed by memory from any device.
+// Section striped (2 or more GPUs): one range of addresses whose chunks are physical memory on
+// different GPUs, one chunk each: to kernels, one array. (checks/striped.cu asks where each chunk
+// lives and times each GPU writing its own chunk, a peer's and the whole range.)
 #include "common/check.hpp"
-#include "common/device.hpp"
 #include "common/driver.hpp"
-#include "common/harness/report.hpp"
-#include "common/harness/requires.hpp"
-#include "common/patterns.hpp"
-#include "common/timing.hpp"
 #include "common/vmm.hpp"
-#include "common/harness/chapter.hpp"
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <string>
 #include <vector>
-
-using tutorial::format;
-using tutorial::vmm_properties;
-using tutorial::vmm_release;
 
 namespace {
 
-constexpr std::uint32_t seed = 53;
-
-// lesson:begin
 // One range of addresses whose chunks live on different GPUs: to kernels, one buffer.
 struct Stripe {
     CUdeviceptr address = 0;
@@ -36,8 +20,8 @@ struct Stripe {
     std::size_t count() const { return chunk * gpus / sizeof(std::uint32_t); }
 };
 
-// Reserves one range, maps chunk g to memory created on GPU g, then grants every GPU read-write
-// access to the whole range with a single cuMemSetAccess.
+// Step 1. Reserves one range, maps chunk g to memory created on GPU g, then grants every GPU
+// read-write access to the whole range with a single cuMemSetAccess.
 Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     static const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
     static const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
@@ -47,7 +31,7 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     s.gpus = gpus;
     std::size_t granularity = 0;
     for (int g = 0; g < gpus; ++g) {
-        granularity = std::max(granularity, tutorial::vmm_granularity(vmm_properties(g)));
+        granularity = std::max(granularity, tutorial::vmm_granularity(tutorial::vmm_properties(g)));
     }
     s.chunk = tutorial::round_up(wanted_chunk, granularity);
     CU_CHECK(cuMemAddressReserve(&s.address, s.chunk * gpus, 0, 0, 0));
@@ -59,7 +43,7 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
         CUmemGenericAllocationHandle memory = 0;
         CU_CHECK(cuMemCreate(&memory, s.chunk, &prop, 0));
         CU_CHECK(cuMemMap(s.address + g * s.chunk, s.chunk, 0, memory, 0));
-        vmm_release(memory);  // the mapping keeps it
+        tutorial::vmm_release(memory);  // the mapping keeps it
     }
     std::vector<CUmemAccessDesc> access(gpus);
     for (int g = 0; g < gpus; ++g) {
@@ -71,122 +55,21 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     return s;
 }
 
-// Each chunk was mapped on its own, so each is unmapped on its own; then the range goes back.
-void free_stripe(const Stripe& s) {
-    static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
-    static const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
-    for (int g = 0; g < s.gpus; ++g) CU_CHECK(cuMemUnmap(s.address + g * s.chunk, s.chunk));
-    CU_CHECK(cuMemAddressFree(s.address, s.chunk * s.gpus));
-}
-// lesson:end
-
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-// The device that cudaPointerGetAttributes names for an address (-1 if not device memory).
+// Step 2. The addresses say nothing about where the bytes are: cudaPointerGetAttributes names the
+// device whose memory is behind an address (-1 if it is not device memory).
 int owner_of(CUdeviceptr address) {
     cudaPointerAttributes attributes{};
     CUDA_CHECK(cudaPointerGetAttributes(&attributes, reinterpret_cast<void*>(address)));
     return attributes.type == cudaMemoryTypeDevice ? attributes.device : -1;
 }
 
-struct WriterResult {
-    double whole_ms = 0;    // a kernel on this GPU filling the whole range
-    double own_ms = 0;      // ...only its own chunk (median)
-    double peer_ms = 0;     // ...only the next GPU's chunk (median)
-    std::size_t wrong = 0;  // after the whole fill, checked by a kernel on the next GPU
-};
-
-WriterResult write_from(const Stripe& s, int writer, int runs) {
-    WriterResult w;
-    const int next = (writer + 1) % s.gpus;
-    const std::size_t per_chunk = s.chunk / sizeof(std::uint32_t);
-    CUDA_CHECK(cudaSetDevice(writer));
-    w.own_ms = tutorial::median_event_ms(1, runs, [&] {
-        fill_on_device_async(s.data() + writer * per_chunk, per_chunk, seed, nullptr);
-    });
-    w.peer_ms = tutorial::median_event_ms(1, runs, [&] {
-        fill_on_device_async(s.data() + next * per_chunk, per_chunk, seed, nullptr);
-    });
-    w.whole_ms = tutorial::median_event_ms(
-        0, 1, [&] { fill_on_device_async(s.data(), s.count(), seed + writer, nullptr); });
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaSetDevice(next));
-    w.wrong = mismatches_on_device(s.data(), s.count(), seed + writer);
-    return w;
+// Step 3. Each chunk was mapped on its own, so each is unmapped on its own; then the range goes
+// back.
+void free_stripe(const Stripe& s) {
+    static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    static const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
+    for (int g = 0; g < s.gpus; ++g) CU_CHECK(cuMemUnmap(s.address + g * s.chunk, s.chunk));
+    CU_CHECK(cuMemAddressFree(s.address, s.chunk * s.gpus));
 }
 
 }  // namespace
-
-tutorial::Result run_striped(tutorial::Context& ctx) {
-    const int gpus = tutorial::device_count();
-    if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
-    // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
-    const std::string no_peer = tutorial::why_no_peer_access(gpus);
-    if (!no_peer.empty()) return ctx.skip(no_peer);
-    for (int g = 0; g < gpus; ++g) {
-        if (!tutorial::vmm_supported(g)) return ctx.skip("VMM is not supported on every GPU");
-    }
-    const int runs = ctx.quick() ? 3 : 7;
-    const Stripe s = make_stripe(gpus, ctx.quick() ? (16 << 20) : (256 << 20));
-    std::printf(
-        "One range of %s at 0x%llx: %d chunks of %s, chunk g created on GPU g with cuMemCreate\n"
-        "and mapped at offset g x %s; one cuMemSetAccess grants all %d GPUs the whole range.\n\n",
-        tutorial::format_bytes(s.chunk * gpus).c_str(), static_cast<unsigned long long>(s.address),
-        gpus, tutorial::format_bytes(s.chunk).c_str(), tutorial::format_bytes(s.chunk).c_str(),
-        gpus);
-    tutorial::Table owners(
-        {{"chunk"}, {"first byte"}, {"cudaPointerGetAttributes: device"}, {"last byte: device"}});
-    int owners_right = 0;
-    for (int g = 0; g < gpus; ++g) {
-        const CUdeviceptr first = s.address + g * s.chunk;
-        const int a = owner_of(first);
-        const int b = owner_of(first + s.chunk - 1);
-        owners_right += a == g && b == g;
-        owners.add_row({format("%d", g), format("0x%llx", static_cast<unsigned long long>(first)),
-                        format("%d", a), format("%d", b)});
-    }
-    owners.print();
-
-    std::printf(
-        "\nEvery GPU in turn: a kernel fills its own chunk, the next GPU's chunk, then the\n"
-        "whole range, which a kernel on the next GPU checks.\n\n");
-    tutorial::Table table({{"writer"},
-                           {"own chunk GB/s", tutorial::Align::right},
-                           {"next GPU's chunk GB/s", tutorial::Align::right},
-                           {"whole range GB/s", tutorial::Align::right},
-                           {"checked by the next GPU"}});
-    double smallest_ratio = 1e300;
-    std::size_t wrong = 0;
-    for (int w = 0; w < gpus; ++w) {
-        const WriterResult r = write_from(s, w, runs);
-        wrong += r.wrong;
-        smallest_ratio = std::min(smallest_ratio, r.peer_ms / r.own_ms);
-        table.add_row({format("GPU %d", w), format("%.1f", tutorial::gb_per_s(s.chunk, r.own_ms)),
-                       format("%.1f", tutorial::gb_per_s(s.chunk, r.peer_ms)),
-                       format("%.1f", tutorial::gb_per_s(s.chunk * gpus, r.whole_ms)),
-                       format("%zu wrong", r.wrong)});
-    }
-    table.print();
-    CUDA_CHECK(cudaSetDevice(ctx.device));
-    free_stripe(s);
-    std::printf(
-        "\nOne pointer, one kernel, memory on %d GPUs: the addresses say nothing about where the\n"
-        "bytes are, the mappings do. A kernel writes its own GPU's chunk at device-memory speed\n"
-        "and the others' over NVLink.\n\n",
-        gpus);
-    ctx.claim(tutorial::documented(
-        "cudaPointerGetAttributes names each chunk's GPU, first byte and last", owners_right == gpus,
-        format("%d of %d chunks", owners_right, gpus),
-        "the chunks were not mapped where they were created",
-        "Runtime API reference: cudaPointerGetAttributes"));
-    ctx.claim(tutorial::at_least(
-        "a kernel writes its own GPU's chunk much faster than a peer's (slowest writer, peer / "
-        "own time)",
-        smallest_ratio, 2.0, "x", "the chunks are not where cudaPointerGetAttributes says"));
-    return ctx.verdict(wrong == 0 && owners_right == gpus,
-                       format("every GPU wrote the whole range and the next GPU read it back: "
-                              "%zu values wrong",
-                              wrong));
-}
-
-TUTORIAL_SECTION(striped, run_striped);

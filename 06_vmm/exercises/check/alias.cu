@@ -87,6 +87,10 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex06_alias",
         "Exercise (chapter 06_vmm): one allocation mapped at two addresses",
-        {{"check", "map_twice, unmap_twice: same memory, taken once, given back", check}}};
+        {{"check",
+          "map_twice, unmap_twice: same memory, taken once, given back",
+          {},
+          true,
+          check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -97,7 +97,10 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex06_graph",
         "Exercise (chapter 06_vmm): a step that allocates, captured once as a graph",
-        {{"check", "make_step_graph, run_step: one graph launch per step, memory nodes inside",
+        {{"check",
+          "make_step_graph, run_step: one graph launch per step, memory nodes inside",
+          {},
+          true,
           check}}};
     return tutorial::run_chapter(program, argc, argv);
 }

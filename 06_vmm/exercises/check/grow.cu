@@ -107,6 +107,6 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex06_grow",
         "Exercise (chapter 06_vmm): a buffer that grows without moving",
-        {{"check", "growable_resize: same address, data kept, memory = size", check}}};
+        {{"check", "growable_resize: same address, data kept, memory = size", {}, true, check}}};
     return tutorial::run_chapter(program, argc, argv);
 }
