@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
             Section{"access_control", "no access, read-only, read-write (fault)"},
             Section{"granularity_errors", "misaligned sizes, addresses, offsets; round_up"},
             Section{"remapping", "map, unmap, map again; never over a mapping; unmap, then free"},
+            Section{"sleep_wake", "give the memory back, keep the addresses: unmap, release, remap",
+                    Takes{}.size(2 * MiB, 4 * GiB).holds(1, 1)},
             Section{"compression", "compressible memory: granted? faster?",
                     Takes{}.size(1, 4 * GiB).iters()},
             // The stream-ordered allocator: pools of VMM memory.
