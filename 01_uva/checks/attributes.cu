@@ -1,6 +1,6 @@
 // Checks of section attributes: asks ../attributes.cu's question about one pointer of every kind,
 // prints the answers as a table, and compares each with what the Runtime API reference promises.
-#include "../attributes.cu"
+#include "01_uva/attributes.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section host_pointer_in_kernel: runs ../host_pointer_in_kernel.cu's kernel through the
 // host pointer and its timed reads, prints the rates, and judges them against a pinned copy, the
 // PCIe link's limit (where Linux reports one and it is the host link) and device memory.
-#include "../host_pointer_in_kernel.cu"
+#include "01_uva/host_pointer_in_kernel.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

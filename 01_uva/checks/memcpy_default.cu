@@ -1,7 +1,7 @@
 // Checks of section memcpy_default: runs ../memcpy_default.cu's 16 copies and prints them as a
 // table; runs its wrong kinds in a child process (on another system a wrong kind could crash it);
 // states the lesson as claims.
-#include "../memcpy_default.cu"
+#include "01_uva/memcpy_default.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

@@ -1,7 +1,7 @@
 // Checks of section other_process: sends a device pointer of this process to a child process,
 // which runs ../other_process.cu's use of it and prints what each call returned; then checks that
 // this process's context and buffer are unharmed, and judges both sides.
-#include "../other_process.cu"
+#include "01_uva/other_process.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

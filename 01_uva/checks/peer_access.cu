@@ -1,7 +1,7 @@
 // Checks of section peer_access: runs ../peer_access.cu for every ordered pair of GPUs and the
 // shared counter; its refused calls, and a kernel using a peer's pointer before access is enabled,
 // in child processes; prints the table and states the lesson as claims.
-#include "../peer_access.cu"
+#include "01_uva/peer_access.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

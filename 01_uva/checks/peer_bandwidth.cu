@@ -1,7 +1,7 @@
 // Checks of section peer_bandwidth: times ../peer_bandwidth.cu's copies for every ordered pair of
 // GPUs, with and without peer access, checks that every copy arrived, prints the matrices and
 // judges them against each other and the NVLink limit.
-#include "../peer_bandwidth.cu"
+#include "01_uva/peer_bandwidth.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section portable_pinned: every GPU copies, reads and writes both of
 // ../portable_pinned.cu's buffers; the copies timed in turns. Prints the flags and a table, and
 // judges whether Portable changed anything.
-#include "../portable_pinned.cu"
+#include "01_uva/portable_pinned.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section threads: runs ../threads.cu, prints what the main thread and the worker saw,
 // and judges it.
-#include "../threads.cu"
+#include "01_uva/threads.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"

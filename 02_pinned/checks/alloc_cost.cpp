@@ -1,6 +1,6 @@
 // Checks of section alloc_cost: measures every way of ../alloc_cost.cpp, tables the costs and
 // the break-even, shows what RLIMIT_MEMLOCK does (in a child), and judges registration's price.
-#include "../alloc_cost.cpp"
+#include "02_pinned/alloc_cost.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

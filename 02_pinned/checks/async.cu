@@ -1,6 +1,6 @@
 // Checks of section async: times the calls of ../async.cu from pageable and pinned memory, runs
 // its pipeline over K streams against the stages alone, checks every result and judges both.
-#include "../async.cu"
+#include "02_pinned/async.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

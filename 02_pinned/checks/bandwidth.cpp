@@ -1,6 +1,6 @@
 // Checks of section bandwidth: times the copies of ../bandwidth.cpp at every size in both
 // directions, checks each kind's data where it landed, and judges pinned against pageable.
-#include "../bandwidth.cpp"
+#include "02_pinned/bandwidth.cpp"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

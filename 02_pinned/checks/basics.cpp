@@ -1,6 +1,6 @@
 // Checks of section basics: runs the journey of ../basics.cpp, tables what CUDA called each
 // buffer, and judges the types and the value that arrived.
-#include "../basics.cpp"
+#include "02_pinned/basics.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"

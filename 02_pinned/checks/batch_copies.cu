@@ -1,6 +1,6 @@
 // Checks of section batch_copies: times the five ways of ../batch_copies.cu in turns, checks
 // every destination piece with a kernel, passes wrong attribute arrays in a child, and judges.
-#include "../batch_copies.cu"
+#include "02_pinned/batch_copies.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

@@ -1,6 +1,6 @@
 // Checks of section context: runs the steps of ../context.cpp in two fresh child processes,
 // reads back the state after each call, and judges it against the entries that promise it.
-#include "../context.cpp"
+#include "02_pinned/context.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

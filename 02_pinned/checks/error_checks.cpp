@@ -1,6 +1,6 @@
 // Checks of section error_checks: runs the program of ../error_checks.cpp in two children, once
 // with checkRuntime and once with CUDA_CHECK, and judges what each reported and where it stopped.
-#include "../error_checks.cpp"
+#include "02_pinned/error_checks.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

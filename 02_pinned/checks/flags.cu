@@ -1,6 +1,6 @@
 // Checks of section flags: pins with every row of ../flags.cu, reads the flags and the device
 // pointer back, has a kernel use it, and judges the addresses and the kernels' data.
-#include "../flags.cu"
+#include "02_pinned/flags.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section misuse: runs each misuse of ../misuse.cu in a child process, prints what it
 // returned or how the child ended, and judges the two refusals the reference names.
-#include "../misuse.cu"
+#include "02_pinned/misuse.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

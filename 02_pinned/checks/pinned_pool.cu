@@ -1,6 +1,6 @@
 // Checks of section pinned_pool: what the pool's memory is, who may touch it, what an allocation
 // costs against cudaMallocHost, and how fast it copies, all from ../pinned_pool.cu's steps.
-#include "../pinned_pool.cu"
+#include "02_pinned/pinned_pool.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section pinning_at_scale: gets and gives back pinned memory each way of
 // ../pinning_at_scale.cpp in turns, uploads it, checks the marked ends, and judges the costs.
-#include "../pinning_at_scale.cpp"
+#include "02_pinned/pinning_at_scale.cpp"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section properties: tries the behaviour each attribute of ../properties.cpp predicts
 // (a kernel through a mapping, two registrations, two copies at once, timed) and judges each.
-#include "../properties.cpp"
+#include "02_pinned/properties.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/predictions.hpp"

@@ -1,6 +1,6 @@
 // Checks of section write_combined: measures the three buffers of ../write_combined.cpp, checks
 // the CPU's sum and the device's copy, and judges how slowly the CPU reads write-combined memory.
-#include "../write_combined.cpp"
+#include "02_pinned/write_combined.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"

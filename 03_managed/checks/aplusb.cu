@@ -1,6 +1,6 @@
 // Checks of section aplusb: runs the three versions of ../aplusb.cu, compares each with a + b + i
 // and with each other, and states the lesson as claims.
-#include "../aplusb.cu"
+#include "03_managed/aplusb.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"

@@ -1,6 +1,6 @@
 // Checks of section concurrency: runs ../concurrency.cu's step 1 in a child process (it crashes
 // where concurrentManagedAccess = 0), then steps 2 to 4, prints what each saw and judges it.
-#include "../concurrency.cu"
+#include "03_managed/concurrency.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section first_touch: runs ../first_touch.cu's steps and prints free device memory
 // after each, repeats the two first touches on 64 MiB buffers with the driver's Unified Memory
 // counters running, and judges both.
-#include "../first_touch.cu"
+#include "03_managed/first_touch.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

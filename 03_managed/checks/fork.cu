@@ -1,7 +1,7 @@
 // Checks of section fork: runs ../fork.cu's cases, each in a child process: a fork after CUDA
 // started, a fork + exec while this process holds managed memory, and a fork before any CUDA
 // call; judges the documented one and reports the others.
-#include "../fork.cu"
+#include "03_managed/fork.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

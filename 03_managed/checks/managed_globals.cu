@@ -1,7 +1,7 @@
 // Checks of section managed_globals: runs ../managed_globals.cu's sum, shows a kernel the value
 // the host stored, and runs each first touch of y in a fresh process, reading device 0's primary
 // context before and after.
-#include "../managed_globals.cu"
+#include "03_managed/managed_globals.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

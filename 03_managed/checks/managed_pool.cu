@@ -1,6 +1,6 @@
 // Checks of section managed_pool: runs ../managed_pool.cu's steps on 64 MiB, counts what the
 // driver moved at each (Unified Memory counters), and reads the pool's used and reserved memory.
-#include "../managed_pool.cu"
+#include "03_managed/managed_pool.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section memcpy_memset: part 1 copies between managed memory and device or pageable
 // memory under every kind, in two child processes; part 2 reads back ../memcpy_memset.cu's
 // memsets; part 3 counts where each call of ../memcpy_memset.cu leaves the pages. Judges all three.
-#include "../memcpy_memset.cu"
+#include "03_managed/memcpy_memset.cu"
 
 #include "common/buffer.hpp"
 #include "common/device.hpp"

@@ -1,6 +1,6 @@
 // Checks of section printme: runs ../printme.cu on a known string, with a managed buffer for the
 // kernel's copy, and compares that copy with the string byte for byte.
-#include "../printme.cu"
+#include "03_managed/printme.cu"
 
 #include "common/harness/chapter.hpp"
 

@@ -1,7 +1,7 @@
 // Checks of section properties: reads the attributes with ../properties.cpp, tries what
 // managedMemory, concurrentManagedAccess and pageableMemoryAccess predict (the last two through
 // the children of the concurrency and system_allocator sections), and judges each prediction.
-#include "../properties.cpp"
+#include "03_managed/properties.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

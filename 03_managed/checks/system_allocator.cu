@@ -1,7 +1,7 @@
 // Checks of section system_allocator: runs ../system_allocator.cu's kernel on malloc, stack and
 // global memory, each in a child process (a failure ends the child's context), then on managed
 // memory as the control, and judges what pageableMemoryAccess promises.
-#include "../system_allocator.cu"
+#include "03_managed/system_allocator.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

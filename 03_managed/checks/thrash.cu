@@ -1,7 +1,7 @@
 // Checks of section thrash: runs ../thrash.cu's rounds on fresh buffers for three cases, counts
 // the first 20 of the two where the CPU writes with the driver's Unified Memory counters, then
 // times every case, and judges what moved and what it cost.
-#include "../thrash.cu"
+#include "03_managed/thrash.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

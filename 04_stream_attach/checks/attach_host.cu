@@ -1,6 +1,6 @@
 // Checks of section attach_host: runs ../attach_host.cu in a child process (where a wrong lesson
 // would end the child, not the section), then in this process, and judges the host's write.
-#include "../attach_host.cu"
+#include "04_stream_attach/attach_host.cu"
 
 #include "../helpers/attach_rules.hpp"
 #include "common/device.hpp"

@@ -1,7 +1,7 @@
 // Checks of section attach_wrong_variable: runs each step of ../attach_wrong_variable.cu in a
 // child process (a segmentation fault there ends the child, not the section), prints what each
 // child saw, and judges it against the Guide and the cudaStreamAttachMemAsync entry.
-#include "../attach_wrong_variable.cu"
+#include "04_stream_attach/attach_wrong_variable.cu"
 
 #include "../helpers/attach_rules.hpp"
 #include "common/device.hpp"

@@ -1,7 +1,7 @@
 // Checks of section host_callback: runs both steps of ../host_callback.cu, prints what the
 // callbacks, the kernels and the waiting host saw, and judges it against the cudaLaunchHostFunc
 // entry.
-#include "../host_callback.cu"
+#include "04_stream_attach/host_callback.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section modular: builds the component of ../modular.cu with cudaMemAttachHost, then
 // without it in a child process (where a fault ends the child), hands the memory on, and judges
 // each part against the Guide and the cudaStreamAttachMemAsync entry.
-#include "../modular.cu"
+#include "04_stream_attach/modular.cu"
 
 #include "../helpers/attach_rules.hpp"
 #include "common/device.hpp"

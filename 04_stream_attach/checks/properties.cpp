@@ -1,7 +1,7 @@
 // Checks of section properties: reads the two attributes with ../properties.cpp, tries what each
 // predicts (concurrentManagedAccess in a child that may crash, concurrentKernels by timing) and
 // judges each prediction.
-#include "../properties.cpp"
+#include "04_stream_attach/properties.cpp"
 
 #include "../helpers/attach_rules.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section threads: runs the task of ../threads.cu in 4 host threads at once, with a
 // stream each, cudaStreamPerThread and the legacy NULL stream; times them against one task alone
 // and checks every thread's data against the CPU's prediction.
-#include "../threads.cu"
+#include "04_stream_attach/threads.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

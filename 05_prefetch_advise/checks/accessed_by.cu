@@ -2,7 +2,7 @@
 // and with the hint for the host (a kernel writes ret, its pages created in GPU memory; the CPU
 // reads it; a kernel appends), the claims branching on directManagedMemAccessFromHost; then the
 // same steps, and the GPU side of the advice, counted by the driver.
-#include "../accessed_by.cu"
+#include "05_prefetch_advise/accessed_by.cu"
 
 #include "../helpers/counted.hpp"
 #include "../helpers/managed.hpp"

@@ -1,7 +1,7 @@
 // Checks of section accessed_by_peer: GPU 0 reads the data ../accessed_by_peer.cu placed on GPU 1
 // twice, then GPU 1 reads it, without and with the advice (each read timed by events), and
 // whether the AccessedBy attribute lists GPU 0.
-#include "../accessed_by_peer.cu"
+#include "05_prefetch_advise/accessed_by_peer.cu"
 
 #include "../helpers/managed.hpp"
 #include "common/device.hpp"

@@ -5,7 +5,7 @@
 // prefetch is shown, never judged or used), discards the entry forbids tried in a child, and
 // the moves counted by the driver. The batch calls need concurrentManagedAccess = 1 on every
 // device in the system, not only this one.
-#include "../discard.cu"
+#include "05_prefetch_advise/discard.cu"
 
 #include "../helpers/counted.hpp"
 #include "../helpers/managed.hpp"

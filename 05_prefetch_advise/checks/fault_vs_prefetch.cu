@@ -1,7 +1,7 @@
 // Checks of section fault_vs_prefetch: host-written data read by a kernel (faulting, or after
 // ../fault_vs_prefetch.cu's prefetch) and kernel-written data read by the CPU (faulting back, or
 // prefetched home), timed against the pinned copy; then the same steps counted by the driver.
-#include "../fault_vs_prefetch.cu"
+#include "05_prefetch_advise/fault_vs_prefetch.cu"
 
 #include "../helpers/counted.hpp"
 #include "../helpers/managed.hpp"

@@ -1,7 +1,7 @@
 // Checks of section preferred_location: each case of ../preferred_location.cu set up on a fresh
 // buffer and read twice, timed (the speeds show whether the pages moved or were mapped), the
 // attributes read back, then four of the cases counted by the driver.
-#include "../preferred_location.cu"
+#include "05_prefetch_advise/preferred_location.cu"
 
 #include "../helpers/counted.hpp"
 #include "../helpers/managed.hpp"

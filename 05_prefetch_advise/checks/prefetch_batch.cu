@@ -3,7 +3,7 @@
 // are already on the GPU), what LastPrefetchLocation records, a split batch, arguments the
 // batch entry forbids tried in a child, and the same counted by the driver. The batch call needs
 // concurrentManagedAccess = 1 on every device in the system (its Runtime API reference entry).
-#include "../prefetch_batch.cu"
+#include "05_prefetch_advise/prefetch_batch.cu"
 
 #include "../helpers/counted.hpp"
 #include "../helpers/managed.hpp"

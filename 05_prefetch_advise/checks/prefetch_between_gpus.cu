@@ -2,7 +2,7 @@
 // -> GPU 0, timed by events, set against the peer copy of device memory between the same GPUs
 // (the fastest way to move the bytes) and the pinned upload (what a trip through host memory
 // would allow at best); a kernel checks the data after each move.
-#include "../prefetch_between_gpus.cu"
+#include "05_prefetch_advise/prefetch_between_gpus.cu"
 
 #include "../helpers/managed.hpp"
 #include "common/device.hpp"

@@ -1,7 +1,7 @@
 // Checks of section prefetch_flow: ../prefetch_flow.cu's foo(stream) run with and without its
 // prefetches (timed from the first GPU step to the last CPU read), what it saw while the
 // prefetches were queued, and every value the CPU used.
-#include "../prefetch_flow.cu"
+#include "05_prefetch_advise/prefetch_flow.cu"
 
 #include "../helpers/managed.hpp"
 #include "common/busy.hpp"

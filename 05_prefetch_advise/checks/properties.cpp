@@ -1,7 +1,7 @@
 // Checks of section properties: each property of ../properties.cpp predicts a behaviour, and the
 // section tries it (the prefetch, advice on malloc memory in a child, a CPU read of GPU-resident
 // pages, timed).
-#include "../properties.cpp"
+#include "05_prefetch_advise/properties.cpp"
 
 #include "../helpers/managed.hpp"
 #include "common/device.hpp"

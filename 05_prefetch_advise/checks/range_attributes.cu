@@ -3,7 +3,7 @@
 // cudaMemRangeGetAttribute and cudaMemAdvise entries define every value except one, how the host
 // appears in the AccessedBy list, which the entry leaves open (it promises device ids); that row
 // shows what this driver did.
-#include "../range_attributes.cu"
+#include "05_prefetch_advise/range_attributes.cu"
 
 #include "../helpers/managed.hpp"
 #include "common/harness/chapter.hpp"

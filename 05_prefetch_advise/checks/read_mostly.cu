@@ -1,7 +1,7 @@
 // Checks of section read_mostly: the appendix's loop (the CPU writes, prefetches, then kernels
 // and the CPU take turns reading) timed without and with ../read_mostly.cu's advice, a CPU write
 // that drops the copies, and the same steps counted by the driver.
-#include "../read_mostly.cu"
+#include "05_prefetch_advise/read_mostly.cu"
 
 #include "../helpers/counted.hpp"
 #include "../helpers/managed.hpp"

@@ -1,7 +1,7 @@
 // Checks of section read_mostly_gpus: ../read_mostly_gpus.cu's loop without and with the
 // advice, then every GPU in turn reading all of it (median kernel time per GPU); a write on GPU 0
 // that drops the other copies; what LastPrefetchLocation named.
-#include "../read_mostly_gpus.cu"
+#include "05_prefetch_advise/read_mostly_gpus.cu"
 
 #include "../helpers/managed.hpp"
 #include "common/device.hpp"

@@ -1,6 +1,6 @@
 // Checks of section access_control: maps granules and grants them through ../access_control.cu;
 // kernels read a range with no access and write a read-only one in child processes (they fault).
-#include "../access_control.cu"
+#include "06_vmm/access_control.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

@@ -1,6 +1,6 @@
 // Checks of section aliasing: maps one allocation at A and B, checks a finished write through A
 // reads back through B, and runs the streams of ../aliasing.cu with the event and without it.
-#include "../aliasing.cu"
+#include "06_vmm/aliasing.cu"
 
 #include "common/busy.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section basics: runs the steps of ../basics.cu on a little over 300 MiB, narrates
 // them, has kernels use the range (a child first), and reads the free device memory throughout.
-#include "../basics.cu"
+#include "06_vmm/basics.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section compression: for memory from ../compression.cu, requested compressible and
 // ordinary, kernels write and read zeros and a pattern; events, medians; sums checked.
-#include "../compression.cu"
+#include "06_vmm/compression.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

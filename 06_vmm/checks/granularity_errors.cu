@@ -1,6 +1,6 @@
 // Checks of section granularity_errors: the calls of ../granularity_errors.cu that break a rule
 // run in a child, which reports each answer; then a kernel uses the rounded-up mapping.
-#include "../granularity_errors.cu"
+#include "06_vmm/granularity_errors.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

@@ -1,7 +1,7 @@
 // Checks of section graph_memory: runs the graphs of ../graph_memory.cu, reads the graph
 // allocator's books and the device's free memory after each step, times a step three ways, and
 // makes the mistakes the reference forbids in a child.
-#include "../graph_memory.cu"
+#include "06_vmm/graph_memory.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

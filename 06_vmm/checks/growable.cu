@@ -1,6 +1,6 @@
 // Checks of section growable: grows the GrowableBuffer of ../growable.cu and a cudaMalloc buffer
 // (allocate bigger, copy, free) side by side, timing each step and reading the memory in use.
-#include "../growable.cu"
+#include "06_vmm/growable.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"

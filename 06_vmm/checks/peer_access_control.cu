@@ -1,7 +1,7 @@
 // Checks of section peer_access_control: times the peer access of ../peer_access_control.cu
 // against the number of GPU 1's allocations, times one VMM grant, and in a child has GPU 0 read a
 // granted and a not granted VMM allocation with peer access enabled.
-#include "../peer_access_control.cu"
+#include "06_vmm/peer_access_control.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

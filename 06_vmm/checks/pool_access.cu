@@ -1,7 +1,7 @@
 // Checks of section pool_access: grants GPU 0 the pool of ../pool_access.cu between two blocks,
 // has GPU 0 read both and write one, and in a child shows that peer access opens cudaMalloc
 // memory, not the default pool's.
-#include "../pool_access.cu"
+#include "06_vmm/pool_access.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section pool_threshold: walks the default pool through the steps of
 // ../pool_threshold.cu, reads its attributes after each against what the entries promise, and
 // times the next allocation with threshold 0 and with UINT64_MAX.
-#include "../pool_threshold.cu"
+#include "06_vmm/pool_threshold.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,7 +1,7 @@
 // Checks of section pools: creates the pool of ../pools.cu, reads its fresh attributes, shows
 // that what it keeps is not handed out by the default pool, redirects cudaMallocAsync to it,
 // times it against cudaMalloc, and tries a pool with maxSize in a child.
-#include "../pools.cu"
+#include "06_vmm/pools.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

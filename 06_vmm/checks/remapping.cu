@@ -1,6 +1,6 @@
 // Checks of section remapping: maps two allocations at one range in turns with ../remapping.cu,
 // checking each one's data every round, and makes the forbidden calls in a child.
-#include "../remapping.cu"
+#include "06_vmm/remapping.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"

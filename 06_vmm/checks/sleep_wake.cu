@@ -1,6 +1,6 @@
 // Checks of section sleep_wake: runs the steps of ../sleep_wake.cu on a buffer of known data,
 // reads the free device memory after each, and asks the driver what a new mapping may do.
-#include "../sleep_wake.cu"
+#include "06_vmm/sleep_wake.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

@@ -1,6 +1,6 @@
 // Checks of section stream_ordered: runs the steps of ../stream_ordered.cu, prints what each call
 // cost and what each stream saw, and states the lesson as claims.
-#include "../stream_ordered.cu"
+#include "06_vmm/stream_ordered.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

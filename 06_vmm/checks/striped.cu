@@ -1,7 +1,7 @@
 // Checks of section striped: builds the stripe of ../striped.cu over every GPU, asks
 // cudaPointerGetAttributes where each chunk lives, and times each GPU writing its own chunk, the
 // next GPU's and the whole range, which the next GPU checks.
-#include "../striped.cu"
+#include "06_vmm/striped.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"

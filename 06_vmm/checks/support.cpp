@@ -1,6 +1,6 @@
 // Checks of section support: prints the VMM attributes and the granularity of ../support.cpp,
 // and tries the prediction of VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED on one granule.
-#include "../support.cpp"
+#include "06_vmm/support.cpp"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"
