@@ -1,268 +1,76 @@
-// Section `bench`: making B bytes of GPU data available to K worker processes. Through IPC they
-// open the master's memory and read it in place; without it, the bytes travel through a pipe and
-// each worker uploads its own copy.
+// Section bench: what IPC saves. A worker gets the master's data through an IPC handle, reading
+// the master's memory in place, or through a pipe, uploading a copy of its own; each is timed.
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
 #include "common/patterns.hpp"
-#include "common/harness/report.hpp"
 #include "common/timing.hpp"
-#include "helpers/ipc_common.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <memory>
+#include <cstddef>
+#include <cstdint>
 #include <vector>
-
-using tutorial::ChildProcess;
-using tutorial::ChildResult;
-using tutorial::format;
-using tutorial::HostTimer;
-using tutorial::median;
 
 namespace {
 
-constexpr std::uint32_t bench_seed = 71;
-
-// lesson:begin
-// Two ways for a worker to get the master's data. Through an IPC handle: the worker opens it and
-// uses the master's device memory in place, without a byte copied...
-void* open_in_place(const cudaIpcMemHandle_t& handle) {
-    void* data = nullptr;
-    CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
-    return data;
-}
-
-void close_in_place(void* data) {
-    CUDA_CHECK(cudaIpcCloseMemHandle(data));
-}
-
-// ...or through a pipe: the master copies the data to the host once, the bytes flow through
-// each worker's pipe into pinned memory there, and each worker uploads its own copy.
-void upload_copy(std::uint32_t* device, const std::uint32_t* host, std::size_t count) {
-    CUDA_CHECK(cudaMemcpy(device, host, count * sizeof *host, cudaMemcpyHostToDevice));
-}
-// lesson:end
-
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-}  // namespace
-
-// Child role: open the handle 10 times to time opening and closing, then read the data in place
-// once (timed with events) and report. The first open is the one every worker pays: it sets up
-// the mapping of the master's memory in this process; the driver may keep parts of that for the
-// re-opens, so they are reported apart.
-int child_bench_ipc(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::size_t count = 0;
+// Step 1. Through IPC, the master makes one handle, the same for every worker.
+cudaIpcMemHandle_t share(std::uint32_t* data) {
     cudaIpcMemHandle_t handle{};
-    if (!read_handle_line(handle, count)) return 4;
-    CUDA_CHECK(cudaFree(nullptr));  // create the context first: it is not part of an open
+    CUDA_CHECK(cudaIpcGetMemHandle(&handle, data));
+    return handle;
+}
+
+// Step 2. A worker opens it. Opening is a CPU call, timed with the host clock. The first open is
+// the one every worker pays (it maps the master's memory into this process); the driver may keep
+// parts of that for the next ones, so re-opens are timed apart. The last open stays open.
+struct Opened {
+    void* data;
+    double first_open_ms, reopen_ms, close_ms;  // the last two: medians
+};
+
+Opened open_timed(const cudaIpcMemHandle_t& handle, int opens) {
     std::vector<double> open_ms;
     std::vector<double> close_ms;
     void* data = nullptr;
-    for (int r = 0; r < 10; ++r) {
-        HostTimer timer;
-        data = open_in_place(handle);
+    for (int r = 0; r < opens; ++r) {
+        tutorial::HostTimer timer;
+        CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
         open_ms.push_back(timer.elapsed_ms());
-        if (r + 1 == 10) break;  // keep the last one open
+        if (r + 1 == opens) break;  // keep the last one open
         timer.restart();
-        close_in_place(data);
+        CUDA_CHECK(cudaIpcCloseMemHandle(data));
         close_ms.push_back(timer.elapsed_ms());
     }
-    const auto* values = static_cast<const std::uint32_t*>(data);
-    const std::uint64_t sum = sum_on_device(values, count);
-    const double gbps = read_gbps(values, count, 5);
-    close_in_place(data);
     const double first_open_ms = open_ms.front();
     open_ms.erase(open_ms.begin());
-    std::printf("first_open_ms %.4f reopen_ms %.4f close_ms %.4f read_gbps %.1f sum %llu\n",
-                first_open_ms, median(open_ms), median(close_ms), gbps,
-                static_cast<unsigned long long>(sum));
-    return 0;
+    return {data, first_open_ms, tutorial::median(open_ms), tutorial::median(close_ms)};
 }
 
-// Child role: read the bytes from stdin, upload them, sum them on the device. Reports how long
-// the data took to arrive in device memory, from the first byte read to the end of the upload.
-int child_bench_pipe(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::string header;
-    if (tutorial::read_input_line(header, task_timeout_s) != tutorial::Input::received) return 4;
-    const std::size_t count = std::strtoull(header.c_str(), nullptr, 10);
-    std::uint32_t* host = nullptr;
-    std::uint32_t* device = nullptr;
-    CUDA_CHECK(cudaMallocHost(&host, count * 4));
-    CUDA_CHECK(cudaMalloc(&device, count * 4));
-    HostTimer timer;
-    if (tutorial::read_input(host, count * 4, task_timeout_s) != tutorial::Input::received) {
-        return 4;
-    }
-    upload_copy(device, host, count);
-    const double arrive_ms = timer.elapsed_ms();
-    const std::uint64_t sum = sum_on_device(device, count);
-    CUDA_CHECK(cudaFree(device));
-    CUDA_CHECK(cudaFreeHost(host));
-    std::printf("arrive_ms %.4f sum %llu\n", arrive_ms, static_cast<unsigned long long>(sum));
-    return 0;
+// Step 3. It reads the master's memory in place: a kernel that reads every byte, timed with
+// events around the kernel alone; 1 warm-up, then the median of `runs`.
+double read_in_place_gbps(const std::uint32_t* data, std::size_t count, int runs) {
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    tutorial::EventTimer timer;
+    const double ms = tutorial::median_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+        timer.start();
+        sum_on_device_async(data, count, sum, nullptr);
+        timer.stop();
+        return timer.elapsed_ms();
+    });
+    CUDA_CHECK(cudaFree(sum));
+    return tutorial::gb_per_s(count * sizeof *data, ms);
 }
 
-namespace {
-
-struct ByIpc {
-    double wall_ms = 0.0;  // from starting the workers to the last one's end
-    std::vector<double> first_open_ms, reopen_ms, close_ms, read_gbps;  // one of each per worker
-    int correct = 0;  // workers whose sum was right
-};
-
-// Every worker opens the master's memory through its IPC handle and reads it in place.
-ByIpc share_by_ipc(std::uint32_t* data, std::size_t count, int workers, int device,
-                   std::uint64_t expected) {
-    ByIpc result;
-    cudaIpcMemHandle_t handle{};
-    CUDA_CHECK(cudaIpcGetMemHandle(&handle, data));
-    HostTimer timer;
-    std::vector<std::unique_ptr<ChildProcess>> children;
-    for (int w = 0; w < workers; ++w) {
-        children.push_back(std::make_unique<ChildProcess>(
-            "bench_ipc", std::vector<std::string>{std::to_string(device)}));
-        children.back()->send(handle_line(handle, count));
-    }
-    const tutorial::Deadline deadline(120.0);  // for all the workers together
-    for (auto& child : children) {
-        const ChildResult r = child->wait(deadline.seconds_left());
-        double first_open_ms = 0, reopen_ms = 0, close_ms = 0, read_gbps = 0;
-        unsigned long long sum = 0;
-        const std::size_t at = r.output.find("first_open_ms");
-        if (r.succeeded() && at != std::string::npos &&
-            std::sscanf(r.output.c_str() + at,
-                        "first_open_ms %lf reopen_ms %lf close_ms %lf read_gbps %lf sum %llu",
-                        &first_open_ms, &reopen_ms, &close_ms, &read_gbps, &sum) == 5) {
-            result.first_open_ms.push_back(first_open_ms);
-            result.reopen_ms.push_back(reopen_ms);
-            result.close_ms.push_back(close_ms);
-            result.read_gbps.push_back(read_gbps);
-            result.correct += sum == expected;
-        } else {
-            tutorial::print_child_output(r);
-        }
-    }
-    result.wall_ms = timer.elapsed_ms();
-    return result;
-}
-
-struct ByPipe {
-    double wall_ms = 0.0;
-    std::vector<double> arrive_ms;  // per worker: reading the bytes and uploading them
-    int correct = 0;
-};
-
-// The alternative: copy to the host once, push the bytes through each worker's pipe, and let
-// each upload its own copy.
-ByPipe share_by_pipe(const std::uint32_t* data, std::size_t count, int workers, int device,
-                     std::uint64_t expected) {
-    ByPipe result;
-    HostTimer timer;
-    const std::size_t bytes = count * sizeof *data;
+// Step 4. Without IPC, the master copies the data to pinned host memory once, the bytes flow
+// through each worker's pipe into pinned memory there, and each worker uploads its own copy.
+std::uint32_t* copy_to_host(const std::uint32_t* data, std::size_t bytes) {
     std::uint32_t* host = nullptr;
     CUDA_CHECK(cudaMallocHost(&host, bytes));
     CUDA_CHECK(cudaMemcpy(host, data, bytes, cudaMemcpyDeviceToHost));
-    const std::string payload(reinterpret_cast<const char*>(host), bytes);
-    std::vector<std::unique_ptr<ChildProcess>> children;
-    for (int w = 0; w < workers; ++w) {
-        children.push_back(std::make_unique<ChildProcess>(
-            "bench_pipe", std::vector<std::string>{std::to_string(device)}));
-    }
-    // One deadline for feeding and waiting for all the workers together.
-    const tutorial::Deadline deadline(240.0);
-    for (auto& child : children) {
-        child->send(std::to_string(count) + "\n", deadline.seconds_left());
-        child->send(payload, deadline.seconds_left());
-        child->close_input();
-    }
-    for (auto& child : children) {
-        const ChildResult r = child->wait(deadline.seconds_left());
-        double arrive_ms = 0.0;
-        unsigned long long sum = 0;
-        const std::size_t at = r.output.find("arrive_ms ");
-        if (r.succeeded() && at != std::string::npos &&
-            std::sscanf(r.output.c_str() + at, "arrive_ms %lf sum %llu", &arrive_ms, &sum) == 2) {
-            result.arrive_ms.push_back(arrive_ms);
-            result.correct += sum == expected;
-        } else {
-            tutorial::print_child_output(r);
-        }
-    }
-    result.wall_ms = timer.elapsed_ms();
-    CUDA_CHECK(cudaFreeHost(host));
-    return result;
+    return host;
+}
+
+void upload_copy(std::uint32_t* device, const std::uint32_t* host, std::size_t count) {
+    CUDA_CHECK(cudaMemcpy(device, host, count * sizeof *host, cudaMemcpyHostToDevice));
 }
 
 }  // namespace
-
-tutorial::Result run_bench(tutorial::Context& ctx) {
-    // Quick mode still sends 64 MiB: at 16 MiB the pipe took about 11 ms, and a first open on an
-    // H100 took up to 1.9 ms, too close for the claim below.
-    const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (256 << 20));
-    // Each pipe worker holds a context and a copy of the data: fewer by default on a small GPU.
-    const int workers = ctx.workers_or(workers_that_fit(ctx.quick() ? 2 : 4, 2, bytes));
-    const std::string no_room = workers_room_problem(workers, bytes);
-    if (!no_room.empty()) return ctx.skip(no_room);
-    const std::size_t count = bytes / 4;
-    const std::uint64_t expected = pattern_sum(count, bench_seed);
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMalloc(&data, bytes));
-    fill_on_device(data, count, bench_seed);
-    std::printf("%s of data on the GPU, wanted by %d worker processes.\n\n",
-                tutorial::format_bytes(bytes).c_str(), workers);
-    const ByIpc ipc = share_by_ipc(data, count, workers, ctx.device, expected);
-    const ByPipe pipe = share_by_pipe(data, count, workers, ctx.device, expected);
-    int correct = ipc.correct + pipe.correct;
-    // For comparison: the master reading its own memory.
-    correct += sum_on_device(data, count) == expected;
-    const double own_gbps = read_gbps(data, count, 5);
-    CUDA_CHECK(cudaFree(data));
-
-    tutorial::Table table({{"measure"}, {"value", tutorial::Align::right}});
-    table.add_row(
-        {format("all %d workers done, IPC (ms, wall)", workers), format("%.1f", ipc.wall_ms)});
-    table.add_row({format("all %d workers done, pipe + upload (ms, wall)", workers),
-                   format("%.1f", pipe.wall_ms)});
-    table.add_row({"cudaIpcOpenMemHandle, a worker's first open, median (ms)",
-                   format("%.3f", median(ipc.first_open_ms))});
-    table.add_row({"cudaIpcOpenMemHandle, opening again in the same worker, median (ms)",
-                   format("%.3f", median(ipc.reopen_ms))});
-    table.add_row({"a pipe worker receiving + uploading the data, median (ms)",
-                   format("%.3f", median(pipe.arrive_ms))});
-    table.add_row({"cudaIpcCloseMemHandle, median (ms)", format("%.3f", median(ipc.close_ms))});
-    table.add_row(
-        {"a worker reading the opened memory (GB/s)", format("%.0f", median(ipc.read_gbps))});
-    table.add_row({"the master reading its own memory (GB/s)", format("%.0f", own_gbps)});
-    table.print();
-    std::printf(
-        "\nBoth wall times include starting the worker processes and their CUDA contexts. IPC\n"
-        "moves no data at all: each worker reads the master's memory at device speed. The pipe\n"
-        "moves every byte through the CPU once per worker and then over PCIe again.\n\n");
-    const double worker_gbps = median(ipc.read_gbps);
-    ctx.claim(
-        tutorial::at_least("through IPC a worker has the data sooner: its first open, against "
-                           "receiving and uploading (pipe time / first-open time)",
-                           median(pipe.arrive_ms) / median(ipc.first_open_ms), 5.0, "x",
-                           "the data was too small for the pipe to cost much (try a "
-                           "larger --size)"));
-    ctx.claim(
-        // At device speed, not the link's: the link would give a few percent of the master's
-        // speed. Not "equal": workers that read at the same moment share the bandwidth, which at
-        // small sizes (16 MiB: reads of about 10 us) happens now and then.
-        tutorial::at_least("a worker reads the opened memory at device speed, like the master "
-                           "(worker GB/s / master GB/s)",
-                           worker_gbps / own_gbps, 0.5, "x",
-                           "the opened memory is reached over a slower path: another GPU "
-                           "through peer access, or over the host link"));
-    return ctx.verdict(correct == 2 * workers + 1,
-                       format("all %d sums (IPC workers, pipe workers, master) equal the data's",
-                              2 * workers + 1));
-}
-
-TUTORIAL_SECTION(bench, run_bench);
-TUTORIAL_CHILD(bench_ipc, child_bench_ipc);
-TUTORIAL_CHILD(bench_pipe, child_bench_pipe);

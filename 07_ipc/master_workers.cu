@@ -1,68 +1,105 @@
-// Section `master_workers`: the scenario of the CUDA Programming Guide's interprocess
-// communication section. A master process puts a batch of data on the GPU once, and worker
-// processes use it in place through IPC handles.
+// Section master_workers: the Programming Guide's interprocess communication scenario. A master
+// puts a batch on the GPU once; worker processes get its IPC handles and use it in place.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/harness/report.hpp"
-#include "helpers/channel.hpp"
-#include "helpers/ipc_common.hpp"
-#include "helpers/slice_workers.hpp"
-#include "common/harness/chapter.hpp"
 
-#include <csignal>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-
-using tutorial::Align;
-using tutorial::format;
+#include <string>
+#include <vector>
 
 namespace {
 
-constexpr std::uint32_t batch_seed = 41;
-// Where sharing a cudaMalloc buffer this way is documented: the handle maps the master's memory
-// into the worker's address space, at an address of the worker's own.
-constexpr const char* ipc_entries =
-    "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle; Programming Guide, "
-    "Interprocess Communication";
-
-struct BatchOutcome {
-    std::uintptr_t input;  // the master's own addresses of the two buffers
-    std::uintptr_t result;
-    std::vector<WorkerOutcome> workers;
+// The master's batch: two buffers in its device memory, and a handle for each.
+struct Batch {
+    std::uint32_t* input;
+    std::uint32_t* result;
+    cudaIpcMemHandle_t input_handle;
+    cudaIpcMemHandle_t result_handle;
 };
 
-// What a worker did with its slice: where the two buffers appeared in its process, and the sum
-// of its slice of the input.
-struct SliceWork {
-    void* input;
-    void* result;
-    std::uint64_t checksum;
-};
-
-// lesson:begin
-// The master: the batch goes to the GPU once, and each buffer gets an IPC handle, made once for
-// every worker. A worker receives the handles and its slice as an offset and a count.
-BatchOutcome master(int device, std::size_t count, int workers) {
-    std::uint32_t* input = nullptr;
-    std::uint32_t* result = nullptr;
-    CUDA_CHECK(cudaMalloc(&input, count * sizeof *input));
-    CUDA_CHECK(cudaMalloc(&result, count * sizeof *result));
-    fill_on_device(input, count, batch_seed);
-    CUDA_CHECK(cudaMemset(result, 0, count * sizeof *result));
-    SliceTask task{};
-    CUDA_CHECK(cudaIpcGetMemHandle(&task.input, input));
-    CUDA_CHECK(cudaIpcGetMemHandle(&task.result, result));
-    // Start the workers (fork + exec), send each its task, wait for all, check their slices.
-    BatchOutcome batch{reinterpret_cast<std::uintptr_t>(input),
-                       reinterpret_cast<std::uintptr_t>(result),
-                       run_slice_workers(device, task, count, workers, -1, batch_seed, result)};
-    CUDA_CHECK(cudaFree(input));
-    CUDA_CHECK(cudaFree(result));
+// Step 1. The master puts the batch on the GPU once and makes one handle per buffer, the same for
+// every worker.
+Batch put_batch_on_gpu(std::size_t count, std::uint32_t seed) {
+    Batch batch{};
+    CUDA_CHECK(cudaMalloc(&batch.input, count * sizeof *batch.input));
+    CUDA_CHECK(cudaMalloc(&batch.result, count * sizeof *batch.result));
+    fill_on_device(batch.input, count, seed);  // input[i] = pattern(i, seed)
+    CUDA_CHECK(cudaMemset(batch.result, 0, count * sizeof *batch.result));
+    CUDA_CHECK(cudaIpcGetMemHandle(&batch.input_handle, batch.input));
+    CUDA_CHECK(cudaIpcGetMemHandle(&batch.result_handle, batch.result));
     return batch;
 }
 
-// A worker: the handles become addresses of this process; it uses the master's memory in place,
-// finishes with it, and lets go of it.
+// Step 2. How the handles reach a worker. A handle is 64 opaque bytes (its `reserved` array), so
+// any channel that carries bytes can carry it. Each worker gets one line of text on its standard
+// input, a pipe from the master that started it (fork + exec): both handles in hexadecimal, then
+// its slice as an offset and a count. Offsets travel, never pointers: the same memory has a
+// different address in every process.
+void append_hex(std::string& line, const cudaIpcMemHandle_t& handle) {
+    for (const char byte : handle.reserved) {
+        char digits[3];
+        std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned char>(byte));
+        line += digits;
+    }
+    line += ' ';
+}
+
+// Slices are whole multiples of 4 elements (the sum kernel reads 16 bytes at a time).
+std::vector<std::string> task_lines(const Batch& batch, std::size_t count, int workers) {
+    const std::size_t per_worker = count / workers / 4 * 4;
+    std::vector<std::string> lines;
+    for (int w = 0; w < workers; ++w) {
+        const std::size_t offset = w * per_worker;
+        const std::size_t slice = w + 1 == workers ? count - offset : per_worker;
+        std::string line;
+        append_hex(line, batch.input_handle);
+        append_hex(line, batch.result_handle);
+        lines.push_back(line + std::to_string(offset) + " " + std::to_string(slice) + "\n");
+    }
+    return lines;
+}
+
+// Step 3. The worker reads its line back: the handles, byte by byte, and its slice.
+struct SliceTask {
+    cudaIpcMemHandle_t input;
+    cudaIpcMemHandle_t result;
+    std::size_t offset;
+    std::size_t count;
+};
+
+bool read_hex(const char*& text, cudaIpcMemHandle_t& handle) {
+    for (char& byte : handle.reserved) {
+        unsigned value = 0;
+        if (std::sscanf(text, "%2x", &value) != 1) return false;
+        byte = static_cast<char>(value);
+        text += 2;
+    }
+    return *text++ == ' ';
+}
+
+bool parse_task_line(const std::string& line, SliceTask* task) {
+    const char* text = line.c_str();
+    return read_hex(text, task->input) && read_hex(text, task->result) &&
+           std::sscanf(text, "%zu %zu", &task->offset, &task->count) == 2;
+}
+
+// Step 4. The worker opens the handles: they become addresses of this process. It uses the
+// master's memory in place (sums its slice, writes 2 * x + 1 into the result), finishes with it,
+// and lets go of it.
+__global__ void two_x_plus_one(const std::uint32_t* in, std::uint32_t* out, std::size_t count) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        out[i] = 2 * in[i] + 1;
+    }
+}
+
+struct SliceWork {
+    void* input;  // where the two buffers appeared in the worker
+    void* result;
+    std::uint64_t checksum;  // the sum of its slice of the input
+};
+
 SliceWork work_on_slice(const SliceTask& task) {
     SliceWork work{};
     CUDA_CHECK(cudaIpcOpenMemHandle(&work.input, task.input, cudaIpcMemLazyEnablePeerAccess));
@@ -70,102 +107,19 @@ SliceWork work_on_slice(const SliceTask& task) {
     const auto* in = static_cast<const std::uint32_t*>(work.input) + task.offset;
     auto* out = static_cast<std::uint32_t*>(work.result) + task.offset;
     work.checksum = sum_on_device(in, task.count);
-    transform(in, out, task.count, nullptr);  // out[i] = 2 * in[i] + 1
-    CUDA_CHECK(cudaDeviceSynchronize());      // done with the memory before letting go of it
+    two_x_plus_one<<<512, 256>>>(in, out, task.count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());  // done with the memory before letting go of it
     CUDA_CHECK(cudaIpcCloseMemHandle(work.input));
     CUDA_CHECK(cudaIpcCloseMemHandle(work.result));
     return work;
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
+// Step 5. The master frees its buffers only once every worker has ended: memory freed while
+// another process still has it open is undefined (the cudaIpcOpenMemHandle entry).
+void free_batch(const Batch& batch) {
+    CUDA_CHECK(cudaFree(batch.input));
+    CUDA_CHECK(cudaFree(batch.result));
+}
 
 }  // namespace
-
-// Child role `slice_worker` (args: device, "work" or "crash", and optionally how many seconds
-// to wait for the task): reads its task on stdin and works on its slice; answers the sum over its
-// channel. A "crash" worker opens the master's input and crashes while it holds the handle.
-int child_slice_worker(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    const double timeout_s = args.size() > 2 ? std::atof(args[2].c_str()) : task_timeout_s;
-    std::string line;
-    SliceTask task{};
-    const tutorial::Input got = tutorial::read_input_line(line, timeout_s);
-    if (got == tutorial::Input::timed_out) {
-        std::printf("no task within %.0f s, though the channel is open: giving up\n", timeout_s);
-        return 5;
-    }
-    if (got == tutorial::Input::closed || !decode(line, task)) {
-        std::printf("the channel closed before a task arrived: exiting\n");
-        return 4;
-    }
-    if (args.at(1) == "crash") {
-        void* input = nullptr;
-        CUDA_CHECK(cudaIpcOpenMemHandle(&input, task.input, cudaIpcMemLazyEnablePeerAccess));
-        std::printf("input at %p; slice %zu + %zu\n", input, task.offset, task.count);
-        std::printf("crashing on purpose, in the middle of the task\n");
-        std::fflush(stdout);
-        std::raise(SIGSEGV);
-    }
-    const SliceWork work = work_on_slice(task);
-    std::printf("input at %p, result at %p; slice %zu + %zu\n", work.input, work.result,
-                task.offset, task.count);
-    // The answer goes over the channel, the master's one way of hearing from its workers.
-    send_line(tutorial::child_passed_fd,
-              format("checksum %llu", static_cast<unsigned long long>(work.checksum)));
-    return 0;
-}
-
-tutorial::Result run_master_workers(tutorial::Context& ctx) {
-    const std::size_t count = ctx.size_or(ctx.quick() ? (4 << 20) : (256 << 20)) / 4;
-    // Each worker holds a context of its own: fewer by default on a small GPU.
-    const int workers = ctx.workers_or(workers_that_fit(ctx.quick() ? 2 : 4, 2, 0));
-    const std::string no_room = workers_room_problem(workers, 0);
-    if (!no_room.empty()) return ctx.skip(no_room);
-    std::printf(
-        "The master fills %s on the device and starts %d workers (fork + exec of this program).\n"
-        "Each gets, on its stdin, the IPC handles of the input and result buffers and its slice\n"
-        "as an offset and a count; it sums its slice, writes 2 * x + 1 into the result buffer,\n"
-        "closes the handles and reports the sum.\n\n",
-        tutorial::format_bytes(count * 4).c_str(), workers);
-    const BatchOutcome batch = master(ctx.device, count, workers);
-
-    std::printf("master: input at 0x%zx, result at 0x%zx\n", static_cast<std::size_t>(batch.input),
-                static_cast<std::size_t>(batch.result));
-    tutorial::Table table({{"worker"},
-                           {"slice", Align::right},
-                           {"addresses in the worker"},
-                           {"ended"},
-                           {"sum"},
-                           {"results"}});
-    int good = 0, read_ok = 0, wrote_ok = 0;
-    for (std::size_t w = 0; w < batch.workers.size(); ++w) {
-        const WorkerOutcome& o = batch.workers[w];
-        good += o.child.succeeded() && o.checksum_ok && o.results_ok;
-        read_ok += o.checksum_ok;
-        wrote_ok += o.results_ok;
-        table.add_row({format("%zu", w), format("%zu + %zu", o.offset, o.count), o.mapped,
-                       o.child.describe(), o.checksum_ok ? "correct" : "WRONG",
-                       o.results_ok ? "correct" : "WRONG"});
-    }
-    table.print();
-    std::printf(
-        "\nThe same memory appears at a different address in each process, which is why the\n"
-        "slices travel as offsets: a pointer from the master would mean nothing in a worker.\n\n");
-    ctx.claim(tutorial::documented(
-        "through an IPC handle, a worker reads the master's device memory in place",
-        read_ok == workers, format("%d of %d workers' sums correct", read_ok, workers),
-        "a worker could not open the handle; its line in the table says how it ended",
-        ipc_entries));
-    ctx.claim(tutorial::documented(
-        "what workers write through their handles is in the master's buffer, with no copy",
-        wrote_ok == workers, format("%d of %d slices correct in the master", wrote_ok, workers),
-        "a worker closed its handle before its kernel had finished", ipc_entries));
-    return ctx.verdict(good == workers,
-                       format("%d of %d workers reported the right sum for their slice and wrote "
-                              "the right results into the shared buffer",
-                              good, workers));
-}
-
-TUTORIAL_SECTION(master_workers, run_master_workers);
-TUTORIAL_CHILD(slice_worker, child_slice_worker);

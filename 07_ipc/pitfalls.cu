@@ -1,28 +1,16 @@
-// Section `pitfalls` (fault demo): IPC calls used the wrong way, each with the error it returns.
-// One refusal is documented with its error (a pool of host memory asked for a handle type: the
-// cudaMemPoolCreate entry names cudaErrorInvalidValue); the others step outside a precondition
-// whose entry names no error, so what they return is this driver's answer, reported as observed.
+// Section pitfalls (fault demo): IPC calls used the wrong way, each with what it returns. None is
+// checked here: what each returns is the lesson. (checks/pitfalls.cu makes them in a child.)
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
-#include "common/device.hpp"
 #include "common/driver.hpp"
-#include "common/patterns.hpp"
-#include "common/harness/report.hpp"
 #include "common/vmm.hpp"
-#include "helpers/ipc_common.hpp"
-#include "common/harness/chapter.hpp"
 
+#include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
-
-using tutorial::ChildResult;
-using tutorial::run_child;
 
 namespace {
 
+// Step 1. Legacy IPC handles are for whole cudaMalloc allocations, opened by another process.
+// Each call below steps outside that.
 struct LegacyMisuse {
     cudaError_t own;       // opening a handle in the process that made it
     cudaError_t interior;  // a handle for an address inside an allocation
@@ -30,9 +18,6 @@ struct LegacyMisuse {
     cudaError_t of_managed;  // a handle for managed memory
 };
 
-// lesson:begin
-// Legacy IPC handles are for whole cudaMalloc allocations, opened by another process. Each call
-// below steps outside that; what each returns is the lesson, so none is checked.
 LegacyMisuse legacy_misuses(void* buffer, void* managed) {
     LegacyMisuse m{};
     cudaIpcMemHandle_t handle{};
@@ -47,7 +32,18 @@ LegacyMisuse legacy_misuses(void* buffer, void* managed) {
     return m;
 }
 
-// A pool of host memory cannot be shared: its entry refuses any handle type for it, by name.
+// Step 2. Where the interior pointer's handle leads: another process opens it and reads the first
+// value there.
+std::uint32_t first_value_through(const cudaIpcMemHandle_t& handle) {
+    void* opened = nullptr;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess));
+    std::uint32_t first = 0;
+    CUDA_CHECK(cudaMemcpy(&first, opened, sizeof first, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaIpcCloseMemHandle(opened));
+    return first;
+}
+
+// Step 3. A pool of host memory cannot be shared: its entry refuses any handle type for it.
 cudaError_t exportable_host_pool() {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
@@ -59,238 +55,56 @@ cudaError_t exportable_host_pool() {
     (void)cudaGetLastError();
     return status;
 }
-// lesson:end
 
-// ---- Checking and reporting: everything below uses the lesson above. ----
-
-}  // namespace
-
-// Child role: opens the handle it is given and prints the first value it finds there.
-int child_open_and_peek(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::string hex;
-    cudaIpcMemHandle_t handle{};
-    if (tutorial::read_input_line(hex, task_timeout_s) != tutorial::Input::received ||
-        !from_hex(hex, &handle, sizeof handle)) {
-        return 4;
-    }
-    void* opened = nullptr;
-    CUDA_CHECK(cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess));
-    std::uint32_t first = 0;
-    CUDA_CHECK(cudaMemcpy(&first, opened, sizeof first, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaIpcCloseMemHandle(opened));
-    std::printf("first value there: %u\n", first);
-    return 0;
-}
-
-namespace {
-
-// The misuses that need no buffer of the child's: VMM memory through the wrong calls, and an
-// event for another process created without cudaEventDisableTiming.
-struct Refusals {
-    const char* exported;  // cuMemExportToShareableHandle with no requested handle type
-    cudaError_t of_vmm;    // cudaIpcGetMemHandle on mapped cuMemCreate memory
-    cudaError_t timed_created, timed_handle;
+// Step 4. VMM memory through the wrong calls: exported though it was created with no handle type,
+// and given to the legacy cudaIpcGetMemHandle although mapped and usable like cudaMalloc memory
+// (the Guide's Virtual Memory Management appendix, E.3.1: the legacy calls do not support it).
+struct VmmMisuse {
+    CUresult exported;   // cuMemExportToShareableHandle with no requested handle type
+    cudaError_t of_vmm;  // cudaIpcGetMemHandle on mapped cuMemCreate memory
 };
 
-Refusals vmm_and_event_refusals(int device) {
+VmmMisuse vmm_misuses(int device) {
     const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
     const CUmemAllocationProp prop = tutorial::vmm_properties(device);  // not exportable
     const std::size_t bytes = tutorial::vmm_granularity(prop);
     const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
+    VmmMisuse m{};
     int fd = -1;
-    const CUresult exported =
+    m.exported =
         cuMemExportToShareableHandle(&fd, memory, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    // The Guide's Virtual Memory Management appendix (E.3.1): the legacy IPC calls do not
-    // support cuMemCreate memory, even mapped and usable like cudaMalloc memory. It names no
-    // error for trying.
-    const CUdeviceptr vmm_address = tutorial::vmm_reserve(bytes, 0);
-    tutorial::vmm_map(vmm_address, bytes, memory);
-    tutorial::vmm_set_access(vmm_address, bytes, device);
+    const CUdeviceptr address = tutorial::vmm_reserve(bytes, 0);
+    tutorial::vmm_map(address, bytes, memory);
+    tutorial::vmm_set_access(address, bytes, device);
     cudaIpcMemHandle_t unused{};
-    const cudaError_t of_vmm = cudaIpcGetMemHandle(&unused, reinterpret_cast<void*>(vmm_address));
+    m.of_vmm = cudaIpcGetMemHandle(&unused, reinterpret_cast<void*>(address));
     (void)cudaGetLastError();
-    tutorial::vmm_unmap(vmm_address, bytes);
-    tutorial::vmm_free(vmm_address, bytes);
+    tutorial::vmm_unmap(address, bytes);
+    tutorial::vmm_free(address, bytes);
     tutorial::vmm_release(memory);
+    return m;
+}
 
-    // An event for another process: the cudaEventCreateWithFlags entry requires
-    // cudaEventDisableTiming along with cudaEventInterprocess (naming no error for leaving it
-    // out). Here it is left out.
+// Step 5. An event for another process without cudaEventDisableTiming, which the
+// cudaEventCreateWithFlags entry requires along with cudaEventInterprocess. If creating it is
+// accepted, the handle is what may be refused.
+struct TimedEvent {
+    cudaError_t created;
+    cudaError_t handle;
+};
+
+TimedEvent timed_interprocess_event() {
+    TimedEvent t{cudaSuccess, cudaSuccess};
     cudaEvent_t timed = nullptr;
-    const cudaError_t timed_created = cudaEventCreateWithFlags(&timed, cudaEventInterprocess);
+    t.created = cudaEventCreateWithFlags(&timed, cudaEventInterprocess);
     (void)cudaGetLastError();
-    cudaError_t timed_handle = cudaSuccess;
-    if (timed_created == cudaSuccess) {  // then the handle is what may be refused
+    if (t.created == cudaSuccess) {
         cudaIpcEventHandle_t event_handle{};
-        timed_handle = cudaIpcGetEventHandle(&event_handle, timed);
+        t.handle = cudaIpcGetEventHandle(&event_handle, timed);
         (void)cudaGetLastError();
         CUDA_CHECK(cudaEventDestroy(timed));
     }
-
-    return {tutorial::driver_error_name(exported), of_vmm, timed_created, timed_handle};
-}
-
-// The lines the child prints, one per misuse (the parent finds each answer by its text).
-constexpr const char* own_line = "cudaIpcOpenMemHandle in the process that made the handle";
-constexpr const char* interior_line = "cudaIpcGetMemHandle(4 KiB into a cudaMalloc allocation)";
-constexpr const char* opened_line = "  ...opened in another process, it points to";
-constexpr const char* managed_line = "cudaIpcGetMemHandle(managed memory)";
-constexpr const char* no_type_line = "cuMemExportToShareableHandle without a requested handle type";
-constexpr const char* legacy_vmm_line = "cudaIpcGetMemHandle(mapped cuMemCreate memory)";
-constexpr const char* timed_line = "cudaEventCreateWithFlags(cudaEventInterprocess alone)";
-constexpr const char* timed_handle_line = "  ...cudaIpcGetEventHandle on that event";
-constexpr const char* host_pool_line = "cudaMemPoolCreate(host memory, POSIX fd handle type)";
-constexpr int misuses = 8;  // the lines above, less the one that follows up on an event
-
-void print_answer(const char* what, const char* answer) {
-    std::printf("%-58s -> %s\n", what, answer);
-}
-
-// Where a handle made from an interior pointer leads: another process opens it and looks at the
-// first value. pattern(i, 5) differs for every element, so the value tells which one it is.
-const char* where_interior_leads(const std::string& device, const cudaIpcMemHandle_t& handle) {
-    const ChildResult peek =
-        run_child("open_and_peek", {device}, to_hex(&handle, sizeof handle) + "\n");
-    const std::size_t at = peek.output.find("first value there: ");
-    const unsigned long long first =
-        at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);
-    if (!peek.succeeded()) return "(the opener failed)";
-    if (first == pattern(0, 5)) return "the start of the allocation: the 4 KiB offset is lost";
-    return first == pattern(1024, 5) ? "the interior address" : "somewhere unexpected";
+    return t;
 }
 
 }  // namespace
-
-// Child role: every misuse once, one line each; exit 0 once all were made. What each returns is
-// judged by the parent, which knows which refusal is documented and which only observed.
-int child_ipc_misuse(const std::vector<std::string>& args) {
-    const int device = std::atoi(args.at(0).c_str());
-    CUDA_CHECK(cudaSetDevice(device));
-    void* buffer = nullptr;
-    void* managed = nullptr;
-    // 2 MiB: a smaller cudaMalloc may share its block with other allocations, and a handle to it
-    // would share them too (the Guide recommends sharing only 2 MiB-aligned sizes).
-    constexpr std::size_t bytes = std::size_t{2} << 20;
-    CUDA_CHECK(cudaMalloc(&buffer, bytes));
-    CUDA_CHECK(cudaMallocManaged(&managed, bytes));
-    // Seed 5: the values looked for below are not 0, which fresh memory may hold anyway.
-    fill_on_device(static_cast<std::uint32_t*>(buffer), bytes / 4, 5);
-    const LegacyMisuse m = legacy_misuses(buffer, managed);
-    const cudaError_t host_pool = exportable_host_pool();
-    const Refusals refused = vmm_and_event_refusals(device);
-
-    print_answer(own_line, cudaGetErrorName(m.own));
-    print_answer(interior_line, cudaGetErrorName(m.interior));
-    print_answer(opened_line, m.interior == cudaSuccess
-                                  ? where_interior_leads(args.at(0), m.interior_handle)
-                                  : "(no handle to open)");
-    print_answer(managed_line, cudaGetErrorName(m.of_managed));
-    print_answer(no_type_line, refused.exported);
-    print_answer(legacy_vmm_line, cudaGetErrorName(refused.of_vmm));
-    print_answer(timed_line, cudaGetErrorName(refused.timed_created));
-    if (refused.timed_created == cudaSuccess) {
-        print_answer(timed_handle_line, cudaGetErrorName(refused.timed_handle));
-    }
-    print_answer(host_pool_line, cudaGetErrorName(host_pool));
-    CUDA_CHECK(cudaFree(buffer));
-    CUDA_CHECK(cudaFree(managed));
-    return 0;
-}
-
-namespace {
-
-// The answers the child gave, by line.
-struct Answers {
-    std::string own, interior, opened, managed, no_type, legacy_vmm, event, host_pool;
-    int given = 0;  // lines with an answer
-};
-
-Answers read_answers(const ChildResult& child) {
-    Answers a;
-    a.own = tutorial::child_answer(child, own_line);
-    a.interior = tutorial::child_answer(child, interior_line);
-    a.opened = tutorial::child_answer(child, opened_line);
-    a.managed = tutorial::child_answer(child, managed_line);
-    a.no_type = tutorial::child_answer(child, no_type_line);
-    a.legacy_vmm = tutorial::child_answer(child, legacy_vmm_line);
-    const std::string created = tutorial::child_answer(child, timed_line);
-    a.event = created == "cudaSuccess"
-                  ? "created, then the handle: " + tutorial::child_answer(child, timed_handle_line)
-                  : "creating it: " + created;
-    a.host_pool = tutorial::child_answer(child, host_pool_line);
-    const std::string* answers[] = {&a.own,     &a.interior,   &a.opened, &a.managed,
-                                    &a.no_type, &a.legacy_vmm, &created,  &a.host_pool};
-    for (const std::string* answer : answers) a.given += answer->rfind("(no ", 0) == 0 ? 0 : 1;
-    return a;
-}
-
-// The misuses whose entries name no error: what this driver returned, never judged.
-void claim_observed(tutorial::Context& ctx, const Answers& a) {
-    ctx.claim(tutorial::observed(
-        "a process opening its own legacy handle is refused with cudaErrorDeviceUninitialized",
-        a.own == "cudaErrorDeviceUninitialized", "it got " + a.own,
-        "the cudaIpcOpenMemHandle entry is for handles exported by another process and names no "
-        "error for a process's own"));
-    ctx.claim(tutorial::observed(
-        "a handle made from an interior pointer is accepted, and opens at the allocation's start",
-        a.interior == "cudaSuccess" && a.opened.rfind("the start of the allocation", 0) == 0,
-        a.interior + "; another process found " + a.opened,
-        "the cudaIpcGetMemHandle entry asks for the allocation's base pointer and says nothing "
-        "of any other"));
-    ctx.claim(tutorial::observed(
-        "managed memory and VMM memory with no handle type are refused, with invalid-value errors",
-        a.managed == "cudaErrorInvalidValue" && a.no_type == "CUDA_ERROR_INVALID_VALUE",
-        "managed: " + a.managed + "; VMM: " + a.no_type,
-        "the cudaIpcGetMemHandle entry asks for cudaMalloc memory, and the "
-        "cuMemExportToShareableHandle entry names no error for memory created without a handle "
-        "type"));
-    ctx.claim(tutorial::observed(
-        "cuMemCreate memory is refused by the legacy cudaIpcGetMemHandle, even mapped",
-        a.legacy_vmm == "cudaErrorInvalidValue", "it got " + a.legacy_vmm,
-        "the Guide's Virtual Memory Management appendix (E.3.1) says the legacy IPC calls do not "
-        "support cuMemCreate memory, and names no error for trying"));
-    ctx.claim(tutorial::observed(
-        "an interprocess event without cudaEventDisableTiming is refused when created",
-        a.event == "creating it: cudaErrorInvalidValue", a.event,
-        "the cudaEventCreateWithFlags entry requires cudaEventDisableTiming with "
-        "cudaEventInterprocess and names no error for leaving it out"));
-}
-
-}  // namespace
-
-tutorial::Result run_pitfalls(tutorial::Context& ctx) {
-    std::printf("Each call below is used the wrong way, in a child process:\n");
-    const ChildResult child = run_child("ipc_misuse", {std::to_string(ctx.device)});
-    tutorial::print_child_output(child);
-    std::printf("The child %s.\n", child.describe().c_str());
-    std::printf(
-        "\nNot provoked here: a master that frees memory while a worker still has it open. For\n"
-        "a legacy IPC handle the cudaIpcOpenMemHandle entry calls that undefined; a VMM import\n"
-        "holds its own reference (the cuMemRelease entry), so the memory stays allocated until\n"
-        "the importer releases it, but the master no longer knows about it. Either way, have\n"
-        "the workers close their handles (and say so) before the master frees. And from chapter\n"
-        "03: a worker made with fork() but no exec() could not use CUDA there.\n\n");
-    const Answers a = read_answers(child);
-    // Documented, with its error: the cudaMemPoolCreate entry refuses a handle type for a pool of
-    // host memory by name. Where the device has no host pools at all, another refusal may come
-    // first.
-    const bool host_pools =
-        tutorial::device_attribute(ctx.device, cudaDevAttrHostMemoryPoolsSupported) == 1;
-    ctx.claim(
-        tutorial::documented_error("a pool of host memory created with a handle type is refused",
-                                   a.host_pool, "cudaErrorInvalidValue",
-                                   "this driver accepts an exportable pool of host memory",
-                                   "Runtime API reference: cudaMemPoolCreate"),
-        host_pools ? "" : "this device has no host memory pools (hostMemoryPoolsSupported = 0)");
-    claim_observed(ctx, a);
-    return ctx.verdict(child.succeeded() && a.given == misuses,
-                       tutorial::format("the child made all %d misuses and reported what each "
-                                        "returned (%d answers); the documented refusal is judged "
-                                        "above, the others are this driver's",
-                                        misuses, a.given));
-}
-
-TUTORIAL_SECTION(pitfalls, run_pitfalls);
-TUTORIAL_CHILD(ipc_misuse, child_ipc_misuse);
-TUTORIAL_CHILD(open_and_peek, child_open_and_peek);

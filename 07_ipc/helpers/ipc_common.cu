@@ -1,14 +1,13 @@
 #include "ipc_common.hpp"
 
 #include "common/check.hpp"
-#include "common/harness/child.hpp"
 #include "common/device.hpp"
+#include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
 
 #include <cstdio>
-#include <sstream>
 
 std::string to_hex(const void* data, std::size_t bytes) {
     static const char digits[] = "0123456789abcdef";
@@ -42,20 +41,6 @@ bool read_handle_line(cudaIpcMemHandle_t& handle, std::size_t& number) {
     char hex[2 * sizeof(cudaIpcMemHandle_t) + 1] = {};
     return std::sscanf(line.c_str(), "%128s %zu", hex, &number) == 2 &&
            from_hex(hex, &handle, sizeof handle);
-}
-
-std::string encode(const SliceTask& task) {
-    return to_hex(&task.input, sizeof task.input) + " " + to_hex(&task.result, sizeof task.result) +
-           " " + std::to_string(task.offset) + " " + std::to_string(task.count);
-}
-
-bool decode(const std::string& line, SliceTask& task) {
-    std::istringstream words(line);
-    std::string input;
-    std::string result;
-    return static_cast<bool>(words >> input >> result >> task.offset >> task.count) &&
-           from_hex(input, &task.input, sizeof task.input) &&
-           from_hex(result, &task.result, sizeof task.result);
 }
 
 namespace {
@@ -114,11 +99,10 @@ int workers_that_fit(int wanted, int least, std::size_t each) {
 
 std::string workers_room_problem(int workers, std::size_t each) {
     if (workers <= workers_fitting(each)) return "";
-    return tutorial::format("%d workers need about %s of free device memory (a context and %s "
-                            "each); this GPU has %s free",
-                            workers,
-                            tutorial::format_bytes(workers * (context_bytes + each)).c_str(),
-                            tutorial::format_bytes(each).c_str(),
-                            tutorial::format_bytes(tutorial::free_device_memory()).c_str());
+    return tutorial::format(
+        "%d workers need about %s of free device memory (a context and %s "
+        "each); this GPU has %s free",
+        workers, tutorial::format_bytes(workers * (context_bytes + each)).c_str(),
+        tutorial::format_bytes(each).c_str(),
+        tutorial::format_bytes(tutorial::free_device_memory()).c_str());
 }
-

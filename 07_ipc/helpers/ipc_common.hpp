@@ -1,5 +1,5 @@
-// What the sections of chapter 07 share: handles written as text lines, the slice of work a
-// worker process does, and the checks the master makes on it.
+// What the checks of chapter 07 share: handles written as text lines, the kernel and sums that
+// workers' results are checked with, and how many worker processes fit on the device.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,7 +9,8 @@
 #include <string>
 
 // A worker gives up on a master that is alive but sends nothing for this long (its stdin has a
-// deadline, common/harness/child.hpp's read_input_line); one whose master died sees end-of-file at once.
+// deadline, common/harness/child.hpp's read_input_line); one whose master died sees end-of-file at
+// once.
 constexpr double task_timeout_s = 30.0;
 
 // IPC handles are opaque bytes; on the channel they travel as hexadecimal text.
@@ -20,17 +21,6 @@ bool from_hex(const std::string& text, void* data, std::size_t bytes);
 // count or a size). read_handle_line reads it from the child's stdin, with the task deadline.
 std::string handle_line(const cudaIpcMemHandle_t& handle, std::size_t number);
 bool read_handle_line(cudaIpcMemHandle_t& handle, std::size_t& number);
-
-// A worker's task: both buffers' handles and its slice, as an offset and a count of elements.
-// Offsets travel, never pointers: the same memory has a different address in every process.
-struct SliceTask {
-    cudaIpcMemHandle_t input;
-    cudaIpcMemHandle_t result;
-    std::size_t offset;
-    std::size_t count;
-};
-std::string encode(const SliceTask& task);  // one line, without the newline
-bool decode(const std::string& line, SliceTask& task);
 
 // result[i] = 2 * input[i] + 1 over `count` elements (queued on `stream`). Check the result with
 // mismatches_on_device(result, count, seed, {2, 1}) from common/patterns.hpp.

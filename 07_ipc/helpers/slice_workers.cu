@@ -4,6 +4,7 @@
 #include "channel.hpp"
 #include "common/patterns.hpp"
 #include "common/text.hpp"
+#include "ipc_common.hpp"
 
 #include <memory>
 
@@ -21,31 +22,28 @@ void check_worker(WorkerOutcome& outcome, const std::string& answer, std::uint32
         static_cast<unsigned long long>(slice_sum(outcome.offset, outcome.count, seed)));
     outcome.checksum_ok = answer == expected;
     // The worker wrote 2 * x + 1 over its slice of the pattern.
-    outcome.results_ok = mismatches_on_device(result + outcome.offset, outcome.count, seed,
-                                              {2, 1}, outcome.offset) == 0;
+    outcome.results_ok = mismatches_on_device(result + outcome.offset, outcome.count, seed, {2, 1},
+                                              outcome.offset) == 0;
 }
 
 }  // namespace
 
-std::vector<WorkerOutcome> run_slice_workers(int device, SliceTask task, std::size_t count,
-                                             int workers, int crash_worker, std::uint32_t seed,
-                                             const std::uint32_t* result) {
-    // Slices are whole multiples of 4 elements (the workers' sum kernel reads 16 bytes at once).
-    const std::size_t per_worker = count / workers / 4 * 4;
+std::vector<WorkerOutcome> run_slice_workers(int device, const std::vector<std::string>& task_lines,
+                                             const std::vector<Slice>& slices, int crash_worker,
+                                             std::uint32_t seed, const std::uint32_t* result) {
+    const int workers = static_cast<int>(task_lines.size());
     std::vector<WorkerOutcome> outcomes;
     std::vector<std::unique_ptr<tutorial::ChildProcess>> children;
     std::vector<std::unique_ptr<Channel>> channels;
     for (int w = 0; w < workers; ++w) {
-        task.offset = w * per_worker;
-        task.count = w + 1 == workers ? count - task.offset : per_worker;
         channels.push_back(std::make_unique<Channel>());
         children.push_back(std::make_unique<tutorial::ChildProcess>(
             "slice_worker",
             std::vector<std::string>{std::to_string(device), w == crash_worker ? "crash" : "work"},
             channels.back()->worker_end()));
         channels.back()->close_worker_end();
-        children.back()->send(encode(task) + "\n");
-        outcomes.push_back({task.offset, task.count, {}, false, false, ""});
+        children.back()->send(task_lines[w]);
+        outcomes.push_back({slices[w].offset, slices[w].count, {}, false, false, ""});
     }
     // One deadline for the whole batch, not one per worker: a stuck batch of 16 workers costs
     // 60 s, not 16 minutes.

@@ -1,11 +1,11 @@
 // The course's check of exercise ex07_share (the task is in ../share.cu): a worker process,
 // given only the learner's handle, must double the owner's values in place and close its
 // mapping.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
-#include "common/patterns.hpp"
 #include "common/harness/report.hpp"
+#include "common/patterns.hpp"
 
 #include <cuda_runtime.h>
 
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex07_share",
         "Exercise (chapter 07_ipc): a worker process uses the owner's buffer",
-        {{"check", "share and worker: values doubled in place, mapping closed", check}},
+        {{"check", "share and worker: values doubled in place, mapping closed", {}, true, check}},
         {{"worker", child_worker}}};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -1,8 +1,8 @@
 // The course's check of exercise ex07_shareable (the task is in ../shareable.cu): the learner's
 // buffer must be accepted by cudaIpcGetMemHandle, and a worker process that opens the handle must
 // read what the owner wrote.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/patterns.hpp"
 
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex07_shareable",
         "Exercise (chapter 07_ipc): memory legacy IPC can export",
-        {{"check", "allocate_shareable: exported, opened by a worker, read", check}},
+        {{"check", "allocate_shareable: exported, opened by a worker, read", {}, true, check}},
         {{"reader", child_reader}}};
     return tutorial::run_chapter(program, argc, argv);
 }
