@@ -1,0 +1,111 @@
+// Checks of section dmabuf: exports device memory with ../dmabuf.cu, looks at the descriptor the
+// kernel made, and tries, in child processes, what the entry does not allow.
+#include "07_ipc/dmabuf.cu"
+
+#include "common/device.hpp"
+#include "common/harness/chapter.hpp"
+#include "common/harness/child.hpp"
+#include "common/text.hpp"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using tutorial::format;
+
+// What /proc/self/fd says the descriptor is ("/dmabuf:" on recent kernels).
+std::string what_fd_is(int fd) {
+    char target[256] = {};
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+    return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "(unreadable)";
+}
+
+}  // namespace
+
+// Child role: an export the entry does not allow: "unaligned" (an address one byte into the
+// allocation) or "host" (cudaMallocHost memory).
+int child_bad_export(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    const auto cuMemGetHandleForAddressRange = DRIVER_FUNCTION(cuMemGetHandleForAddressRange);
+    std::size_t bytes = 0;
+    void* memory = nullptr;
+    CUdeviceptr start = 0;
+    if (args.at(1) == "host") {
+        bytes = 2 * tutorial::MiB;
+        CUDA_CHECK(cudaMallocHost(&memory, bytes));
+        start = reinterpret_cast<CUdeviceptr>(memory);
+    } else {
+        memory = device_memory(2 * tutorial::MiB, &bytes);
+        start = reinterpret_cast<CUdeviceptr>(memory) + 1;
+        bytes -= 4096;
+    }
+    int fd = -1;
+    const CUresult result =
+        cuMemGetHandleForAddressRange(&fd, start, bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    std::printf("cuMemGetHandleForAddressRange(%s) -> %s\n", args.at(1).c_str(),
+                tutorial::driver_error_name(result));
+    return 0;
+}
+
+tutorial::Result run_dmabuf(tutorial::Context& ctx) {
+    if (tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != 1) {
+        return ctx.skip("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0: no dma-buf export here");
+    }
+    std::size_t bytes = 0;
+    void* memory = device_memory(ctx.quick() ? 2 * tutorial::MiB : 64 * tutorial::MiB, &bytes);
+    const int fd = export_dmabuf(memory, bytes);
+    const std::string what = what_fd_is(fd);
+    const off_t size = lseek(fd, 0, SEEK_END);  // a dma-buf tells its size this way
+    std::printf(
+        "cudaMalloc'd %s exported: descriptor %d, which /proc/self/fd calls \"%s\";\n"
+        "lseek(fd, 0, SEEK_END) says %lld bytes.\n\n",
+        tutorial::format_bytes(bytes).c_str(), fd, what.c_str(), static_cast<long long>(size));
+    close_dmabuf(fd);
+    CUDA_CHECK(cudaFree(memory));
+
+    const int host_supported =
+        tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+    std::vector<std::string> answers;
+    for (const char* which : {"unaligned", "host"}) {
+        const tutorial::ChildResult child = tutorial::run_child(
+            "bad_export", std::vector<std::string>{std::to_string(ctx.device), which});
+        tutorial::print_child_output(child);
+        answers.push_back(tutorial::child_answer(child, "cuMemGetHandleForAddressRange"));
+    }
+    std::printf("\n");
+    const bool exported = fd >= 0;
+    ctx.claim(tutorial::documented(
+        "cuMemGetHandleForAddressRange gives a dma-buf descriptor for cudaMalloc memory", exported,
+        format("descriptor %d", fd), "the device or the kernel lacks dma-buf support",
+        "Driver API reference: cuMemGetHandleForAddressRange (CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, "
+        "where CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)"));
+    ctx.claim(tutorial::observed(
+        "the descriptor is a dma-buf of exactly the range's size",
+        what.find("dmabuf") != std::string::npos && size == static_cast<off_t>(bytes),
+        format("\"%s\", %lld bytes", what.c_str(), static_cast<long long>(size)),
+        "the CUDA reference says only that a dma_buf descriptor is returned; what Linux shows "
+        "of it is the kernel's"));
+    ctx.claim(tutorial::observed(
+        "a range not aligned to the host page size is refused",
+        answers[0].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[0],
+        "the entry states the alignment as a precondition and names no error for it"));
+    ctx.claim(tutorial::observed(
+        format("cudaMallocHost memory is refused where HOST_ALLOC_DMA_BUF_SUPPORTED = %d",
+               host_supported),
+        host_supported == 1 || answers[1].find("CUDA_SUCCESS") == std::string::npos, answers[1],
+        "the entry supports host allocations only where that attribute is 1, and names no error "
+        "otherwise"));
+    return ctx.verdict(exported, format("a dma-buf descriptor for %s of device memory",
+                                        tutorial::format_bytes(bytes).c_str()));
+}
+
+TUTORIAL_SECTION(dmabuf, run_dmabuf);
+TUTORIAL_CHILD(bad_export, child_bad_export);
