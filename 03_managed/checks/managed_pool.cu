@@ -95,8 +95,8 @@ double share(std::uint64_t moved) {
 }  // namespace
 
 // The counted steps, their table and the counted claims.
-void count_and_judge(tutorial::Context& ctx, cudaMemPool_t pool, cudaStream_t stream, Run& r) {
-    tutorial::UmCounters counters;
+void count_and_judge(tutorial::Context& ctx, tutorial::UmCounters& counters, cudaMemPool_t pool,
+                     cudaStream_t stream, Run& r) {
     count_steps(counters, pool, ctx.device, stream, r);
     std::printf(
         "64 MiB from the default managed pool (cudaPointerGetAttributes: %s memory).\n"
@@ -108,9 +108,14 @@ void count_and_judge(tutorial::Context& ctx, cudaMemPool_t pool, cudaStream_t st
     table.add_row(tutorial::um_cells("cudaMemPrefetchAsync to the GPU", r.prefetch));
     table.add_row(tutorial::um_cells("a kernel writes it again", r.kernel_after));
     table.print();
-    const std::string why =
+    std::string why =
         tutorial::why_not_counted(counters, {&r.cpu_read, &r.prefetch, &r.kernel_after},
                                   tutorial::why_pages_need_not_migrate(ctx.device));
+    if (why.empty() && r.gpu_write.gpu_page_faults + r.cpu_read.cpu_page_faults == 0) {
+        why =
+            "the counters reported no fault at all, not even for the first touches, so their "
+            "records for this memory were lost";
+    }
     ctx.claim(tutorial::counted_at_least(
                   "the CPU reading a pool's managed memory pulls its pages from the GPU: MiB "
                   "device to host, as a share of the buffer",
@@ -133,11 +138,14 @@ tutorial::Result run_managed_pool(tutorial::Context& ctx) {
     if (tutorial::device_attribute(ctx.device, cudaDevAttrMemoryPoolsSupported) != 1) {
         return ctx.skip("memoryPoolsSupported = 0: no stream-ordered pools on this device");
     }
+    // The counters first: on this driver a process whose managed pool was set up before they
+    // were turned on reported nothing at all for that pool's memory.
+    tutorial::UmCounters counters;
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const cudaMemPool_t pool = default_managed_pool();
     Run r;
-    count_and_judge(ctx, pool, stream, r);
+    count_and_judge(ctx, counters, pool, stream, r);
     try_own_pool(ctx.device, stream, r);
     std::uint64_t threshold = 0;  // as the default pool was
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
