@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
                     Takes{}.size(4 * MiB, 4 * GiB).holds(2, 2).iters()},
             Section{"prefetch_batch", "many ranges: a loop of prefetches, one batch call, the span",
                     Takes{}.iters()},
+            // Device memory and the L2 cache: no managed memory.
+            Section{"l2_persist", "keeping a hot table in L2: the persisting access policy window"},
             // Several GPUs: each needs 2 or more and reports SKIP with one.
             Section{"read_mostly_gpus", "ReadMostly copies on every GPU, the appendix's loop (2+)",
                     Takes{size}.iters()},
