@@ -138,9 +138,13 @@ tutorial::Result run_managed_pool(tutorial::Context& ctx) {
     if (tutorial::device_attribute(ctx.device, cudaDevAttrMemoryPoolsSupported) != 1) {
         return ctx.skip("memoryPoolsSupported = 0: no stream-ordered pools on this device");
     }
-    // The counters first: on this driver a process whose managed pool was set up before they
-    // were turned on reported nothing at all for that pool's memory.
+    // Observed on driver 580.159.04: the counters report nothing at all for memory from the
+    // managed pool until the process has made one cudaMallocManaged allocation while they were
+    // on (one made before they were turned on does not count). One small allocation does it.
     tutorial::UmCounters counters;
+    void* first_managed = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&first_managed, 4096));
+    CUDA_CHECK(cudaFree(first_managed));
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const cudaMemPool_t pool = default_managed_pool();
