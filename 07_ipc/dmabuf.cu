@@ -2,6 +2,7 @@
 // or another driver imports to reach GPU memory directly. checks/dmabuf.cu judges what comes back.
 #include "common/check.hpp"
 #include "common/driver.hpp"
+#include "common/vmm.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -26,6 +27,19 @@ int export_dmabuf(const void* memory, std::size_t bytes) {
     CU_CHECK(cuMemGetHandleForAddressRange(&fd, reinterpret_cast<CUdeviceptr>(memory), bytes,
                                            CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
     return fd;
+}
+
+// Step 2b. Memory from cuMemCreate qualifies too, once its whole range is mapped (chapter 06's
+// steps; the granularity is a multiple of the host page size).
+CUdeviceptr vmm_memory(int device, std::size_t wanted, std::size_t* bytes) {
+    const CUmemAllocationProp prop = tutorial::vmm_properties(device);
+    *bytes = tutorial::round_up(wanted, tutorial::vmm_granularity(prop));
+    const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, *bytes);
+    const CUdeviceptr address = tutorial::vmm_reserve(*bytes, 0);
+    tutorial::vmm_map(address, *bytes, memory);
+    tutorial::vmm_set_access(address, *bytes, device);
+    tutorial::vmm_release(memory);  // the mapping keeps it
+    return address;
 }
 
 // Step 3. Give it to the importer (ibv_reg_dmabuf_mr for a NIC, say), which keeps its own

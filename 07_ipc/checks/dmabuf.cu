@@ -27,10 +27,32 @@ std::string what_fd_is(int fd) {
     return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "(unreadable)";
 }
 
+// cuMemCreate memory, exported: its size, the descriptor's number and what lseek says of it.
+struct VmmExport {
+    std::size_t bytes = 0;
+    int fd = -1;
+    off_t size = 0;
+};
+
+VmmExport export_vmm_range(int device) {
+    VmmExport v;
+    const CUdeviceptr vmm = vmm_memory(device, 2 * tutorial::MiB, &v.bytes);
+    v.fd = export_dmabuf(reinterpret_cast<void*>(vmm), v.bytes);
+    v.size = lseek(v.fd, 0, SEEK_END);
+    std::printf("cuMemCreate'd and mapped %s exported: \"%s\", %lld bytes.\n\n",
+                tutorial::format_bytes(v.bytes).c_str(), what_fd_is(v.fd).c_str(),
+                static_cast<long long>(v.size));
+    close_dmabuf(v.fd);
+    tutorial::vmm_unmap(vmm, v.bytes);
+    tutorial::vmm_free(vmm, v.bytes);
+    return v;
+}
+
 }  // namespace
 
-// Child role: an export the entry does not allow: "unaligned" (an address one byte into the
-// allocation) or "host" (cudaMallocHost memory).
+// Child role: one export the entry does not name: "unaligned" (an address one byte into the
+// allocation), "host" (cudaMallocHost memory), "managed" (cudaMallocManaged) or "pool" (a block
+// from cudaMallocAsync's default pool).
 int child_bad_export(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
@@ -38,9 +60,16 @@ int child_bad_export(const std::vector<std::string>& args) {
     std::size_t bytes = 0;
     void* memory = nullptr;
     CUdeviceptr start = 0;
+    bytes = 2 * tutorial::MiB;
     if (args.at(1) == "host") {
-        bytes = 2 * tutorial::MiB;
         CUDA_CHECK(cudaMallocHost(&memory, bytes));
+        start = reinterpret_cast<CUdeviceptr>(memory);
+    } else if (args.at(1) == "managed") {
+        CUDA_CHECK(cudaMallocManaged(&memory, bytes));
+        start = reinterpret_cast<CUdeviceptr>(memory);
+    } else if (args.at(1) == "pool") {
+        CUDA_CHECK(cudaMallocAsync(&memory, bytes, nullptr));
+        CUDA_CHECK(cudaStreamSynchronize(nullptr));
         start = reinterpret_cast<CUdeviceptr>(memory);
     } else {
         memory = device_memory(2 * tutorial::MiB, &bytes);
@@ -71,10 +100,15 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
     close_dmabuf(fd);
     CUDA_CHECK(cudaFree(memory));
 
+    const VmmExport v = export_vmm_range(ctx.device);
+    const std::size_t vmm_bytes = v.bytes;
+    const int vmm_fd = v.fd;
+    const off_t vmm_size = v.size;
+
     const int host_supported =
         tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
     std::vector<std::string> answers;
-    for (const char* which : {"unaligned", "host"}) {
+    for (const char* which : {"unaligned", "host", "managed", "pool"}) {
         const tutorial::ChildResult child = tutorial::run_child(
             "bad_export", std::vector<std::string>{std::to_string(ctx.device), which});
         tutorial::print_child_output(child);
@@ -87,6 +121,13 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
         format("descriptor %d", fd), "the device or the kernel lacks dma-buf support",
         "Driver API reference: cuMemGetHandleForAddressRange (CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, "
         "where CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)"));
+    ctx.claim(tutorial::documented(
+        "...and for cuMemCreate memory mapped over its whole range",
+        vmm_fd >= 0 && vmm_size == static_cast<off_t>(vmm_bytes),
+        format("descriptor %d, %lld bytes", vmm_fd, static_cast<long long>(vmm_size)),
+        "the range was not fully mapped",
+        "Driver API reference: cuMemGetHandleForAddressRange (a cuMemAddressReserve range, fully "
+        "mapped with cuMemMap)"));
     ctx.claim(tutorial::observed(
         "the descriptor is a dma-buf of exactly the range's size",
         what.find("dmabuf") != std::string::npos && size == static_cast<off_t>(bytes),
@@ -103,8 +144,22 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
         host_supported == 1 || answers[1].find("CUDA_SUCCESS") == std::string::npos, answers[1],
         "the entry supports host allocations only where that attribute is 1, and names no error "
         "otherwise"));
-    return ctx.verdict(exported, format("a dma-buf descriptor for %s of device memory",
-                                        tutorial::format_bytes(bytes).c_str()));
+    ctx.claim(tutorial::observed(
+        "managed memory is refused",
+        answers[2].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[2],
+        "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of managed "
+        "memory"));
+    ctx.claim(tutorial::observed(
+        "a block of cudaMallocAsync's default pool is exported",
+        answers[3].find("CUDA_SUCCESS") != std::string::npos, answers[3],
+        "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of pool "
+        "memory"));
+    const bool vmm_exported = vmm_fd >= 0 && vmm_size == static_cast<off_t>(vmm_bytes);
+    return ctx.verdict(
+        exported && vmm_exported,
+        format("dma-buf descriptors for %s of cudaMalloc memory and %s of "
+               "cuMemCreate memory",
+               tutorial::format_bytes(bytes).c_str(), tutorial::format_bytes(vmm_bytes).c_str()));
 }
 
 TUTORIAL_SECTION(dmabuf, run_dmabuf);
