@@ -62,6 +62,25 @@ void vmm_set_access(CUdeviceptr address, std::size_t bytes, int device, CUmemAcc
     CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
 }
 
+unsigned long long vmm_access(CUdeviceptr address, int device) {
+    static const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    unsigned long long flags = 0;
+    CU_CHECK(cuMemGetAccess(&flags, &location, address));
+    return flags;
+}
+
+const char* vmm_access_name(unsigned long long flags) {
+    switch (flags) {
+        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
+        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
+        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
+    }
+    return "?";
+}
+
 void vmm_unmap(CUdeviceptr address, std::size_t bytes) {
     static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
     CU_CHECK(cuMemUnmap(address, bytes));

@@ -37,6 +37,10 @@ CUdeviceptr vmm_reserve(std::size_t bytes, std::size_t alignment);
 void vmm_map(CUdeviceptr address, std::size_t bytes, CUmemGenericAllocationHandle memory);
 void vmm_set_access(CUdeviceptr address, std::size_t bytes, int device,
                     CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+// What cuMemGetAccess says `device` may do with the mapping at `address` (a
+// CU_MEM_ACCESS_FLAGS_PROT_... value), and that value's name ("PROT_READWRITE").
+unsigned long long vmm_access(CUdeviceptr address, int device);
+const char* vmm_access_name(unsigned long long flags);
 void vmm_unmap(CUdeviceptr address, std::size_t bytes);
 void vmm_release(CUmemGenericAllocationHandle memory);
 void vmm_free(CUdeviceptr address, std::size_t bytes);

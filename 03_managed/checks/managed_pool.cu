@@ -177,10 +177,12 @@ tutorial::Result run_managed_pool(tutorial::Context& ctx) {
         "memory from the default managed pool is managed memory", managed,
         format("cudaPointerGetAttributes: %s", type_name(r.type)), "the pool gave device memory",
         "Runtime API reference: cudaMemGetDefaultMemPool (cudaMemAllocationTypeManaged)"));
-    ctx.claim(tutorial::documented("the CPU reads what a kernel wrote through the pool's pointer",
-                                   r.wrong == 0, format("%zu of %zu values wrong", r.wrong, count),
-                                   "the CPU read before the kernel ended",
-                                   "Runtime API reference: cudaMallocFromPoolAsync"));
+    ctx.claim(tutorial::documented(
+        "the CPU reads what a kernel wrote through the pool's pointer", r.wrong == 0,
+        format("%zu of %zu values wrong", r.wrong, count), "the CPU read before the kernel ended",
+        "Programming Guide, N.1.2 Simplifying GPU Programming (managed memory: one pointer for CPU "
+        "and GPU); Runtime API reference: cudaMemGetDefaultMemPool "
+        "(cudaMemAllocationTypeManaged)"));
     ctx.claim(tutorial::documented(
         "cudaFreeAsync hands the memory back to the pool, which keeps it reserved", pooled,
         format("used %s -> %s, reserved %s", tutorial::format_bytes(r.in_use.used).c_str(),

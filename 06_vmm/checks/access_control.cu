@@ -28,17 +28,8 @@ using tutorial::vmm_unmap;
 
 namespace {
 
-const char* access_name(unsigned long long flags) {
-    switch (flags) {
-        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
-        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
-    }
-    return "?";
-}
-
 std::string access_of(CUdeviceptr address, int device) {
-    return access_name(access_flags(address, device));
+    return tutorial::vmm_access_name(access_flags(address, device));
 }
 
 // Creates one granule of memory and maps it; the caller decides about access.

@@ -55,18 +55,7 @@ EnableCost time_enable(int allocations) {
 
 // What GPU `user` may do with the memory at `address`, as cuMemGetAccess reports it.
 const char* user_access(CUdeviceptr address) {
-    static const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = user;
-    unsigned long long flags = 0;
-    CU_CHECK(cuMemGetAccess(&flags, &location, address));
-    switch (flags) {
-        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
-        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
-    }
-    return "?";
+    return tutorial::vmm_access_name(tutorial::vmm_access(address, user));
 }
 
 // A mapped VMM allocation on the owner, which the owner itself may use.

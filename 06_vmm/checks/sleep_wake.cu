@@ -24,22 +24,6 @@ using tutorial::free_device_memory;
 
 constexpr std::uint32_t seed = 46;
 
-// What cuMemGetAccess says `device` may do with the mapping at `address`.
-std::string access_of(CUdeviceptr address, int device) {
-    const auto cuMemGetAccess = DRIVER_FUNCTION(cuMemGetAccess);
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = device;
-    unsigned long long flags = 0;
-    CU_CHECK(cuMemGetAccess(&flags, &location, address));
-    switch (flags) {
-        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
-        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
-    }
-    return format("flags %llu", flags);
-}
-
 struct Night {
     std::size_t bytes = 0;
     std::size_t free_awake = 0;   // free device memory with the buffer mapped
@@ -66,7 +50,7 @@ Night one_night(int device, std::size_t wanted) {
     n.free_asleep = free_device_memory();
 
     remap(s);
-    n.new_access = access_of(s.address, device);
+    n.new_access = tutorial::vmm_access_name(tutorial::vmm_access(s.address, device));
     grant_and_restore(s, pinned_copy);
     n.free_woken = free_device_memory();
     n.same_address = s.address == reserved;

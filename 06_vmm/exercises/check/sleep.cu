@@ -51,12 +51,7 @@ std::string access_of(CUdeviceptr address, int device) {
     if (result != CUDA_SUCCESS) {
         return std::string("nothing mapped (") + tutorial::driver_error_name(result) + ")";
     }
-    switch (flags) {
-        case CU_MEM_ACCESS_FLAGS_PROT_NONE: return "PROT_NONE";
-        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "PROT_READ";
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "PROT_READWRITE";
-    }
-    return format("flags %llu", flags);
+    return tutorial::vmm_access_name(flags);
 }
 
 // The device memory the sleep freed may be what wake_up() gets back. Other values written into
