@@ -1,35 +1,15 @@
 # Runs one test program and judges it (see tutorial_add_test in tutorial.cmake). CTest's own
 # PASS_REGULAR_EXPRESSION ignores the exit code, so this script checks both:
 #
-#   cmake -DPROGRAM=path -DARGS=a;b -DEXPECT=re1;re2 -DEXIT_CODE=0 [-DLAUNCHER=tool;args]
-#         [-DALLOWED_ERRORS=n] -P run_test.cmake
+#   cmake -DPROGRAM=path -DARGS=a;b -DEXPECT=re1;re2 -DCLAIMS=id1;id2? -DEXIT_CODE=0
+#         [-DLAUNCHER=tool;args] [-DALLOWED_ERRORS=n|n*contexts] -P run_test.cmake
 include("${CMAKE_CURRENT_LIST_DIR}/outcome.cmake")
 if(NOT ALLOWED_ERRORS)
   set(ALLOWED_ERRORS 0)
 endif()
-foreach(list_var LAUNCHER ARGS EXPECT)
+foreach(list_var LAUNCHER ARGS EXPECT CLAIMS)
   string(REPLACE "\\;" ";" ${list_var} "${${list_var}}")
 endforeach()
-# "N*gpus": N reports per GPU this machine shows the program (CUDA_VISIBLE_DEVICES, or else every
-# GPU nvidia-smi lists), for tests that use every GPU; the EXPECT patterns say @ALLOWED@.
-if(ALLOWED_ERRORS MATCHES "^([0-9]+)\\*gpus$")
-  set(per_gpu ${CMAKE_MATCH_1})
-  set(gpus 1)
-  if(DEFINED ENV{CUDA_VISIBLE_DEVICES} AND NOT "$ENV{CUDA_VISIBLE_DEVICES}" STREQUAL "")
-    string(REPLACE "," ";" visible "$ENV{CUDA_VISIBLE_DEVICES}")
-    list(LENGTH visible gpus)
-  else()
-    execute_process(COMMAND nvidia-smi -L OUTPUT_VARIABLE listing RESULT_VARIABLE listed
-                    ERROR_QUIET)
-    if(listed EQUAL 0)
-      string(REGEX MATCHALL "(^|\n)GPU [0-9]+:" found "${listing}")
-      list(LENGTH found gpus)
-    endif()
-  endif()
-  math(EXPR ALLOWED_ERRORS "${per_gpu} * ${gpus}")
-  string(REPLACE "@ALLOWED@" "${ALLOWED_ERRORS}" EXPECT "${EXPECT}")
-endif()
-
 # A GPU test takes one of the slots gpu_slots.cmake counted before the run (one per 2 GiB free),
 # waiting while all are taken; the lock is held until this script ends.
 if(GPU_SLOTS AND EXISTS "${GPU_SLOTS}")
@@ -51,6 +31,15 @@ if(GPU_SLOTS AND EXISTS "${GPU_SLOTS}")
   endif()
 endif()
 
+# The claims the program judged, by identifier (TUTORIAL_CLAIM_LOG, common/harness/chapter.cpp):
+# a fresh file for each run of the test.
+set(claim_log "")
+if(OUTCOMES)
+  set(claim_log "${OUTCOMES}/${TEST_NAME}.claims")
+  file(REMOVE "${claim_log}")
+  set(ENV{TUTORIAL_CLAIM_LOG} "${claim_log}")
+endif()
+
 # Standard input is /dev/null, never a terminal: a test must not wait for a key (--pause).
 execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" ${ARGS}
                 INPUT_FILE /dev/null
@@ -58,6 +47,19 @@ execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" ${ARGS}
                 OUTPUT_VARIABLE output
                 ERROR_VARIABLE output)  # the same variable twice: stdout and stderr interleaved
 message("${output}")
+
+# "N*contexts": N reports for each device the program made a CUDA context on (a chapter's
+# __managed__ variables are reported once per context); the program says how many under the
+# sanitizer, "(CUDA contexts on K devices)", and the EXPECT patterns say @ALLOWED@.
+if(ALLOWED_ERRORS MATCHES "^([0-9]+)\\*contexts$")
+  set(per_context ${CMAKE_MATCH_1})
+  set(contexts 1)
+  if(output MATCHES "\\(CUDA contexts on ([0-9]+) devices?\\)")
+    set(contexts ${CMAKE_MATCH_1})
+  endif()
+  math(EXPR ALLOWED_ERRORS "${per_context} * ${contexts}")
+  string(REPLACE "@ALLOWED@" "${ALLOWED_ERRORS}" EXPECT "${EXPECT}")
+endif()
 
 set(problems "")
 # compute-sanitizer exits with 86 when it reports anything, and that code hides the program's own.
@@ -96,6 +98,37 @@ foreach(pattern IN LISTS EXPECT)
     string(APPEND problems "\n  missing from the output: ${pattern}")
   endif()
 endforeach()
+# CLAIMS: each named claim must have been judged, and held (or, for observed claims, observed
+# either way). "id?" also accepts "not judged" (a capability this machine may lack). Under
+# compute-sanitizer every claim may be not judged (timings and counters are not read there).
+if(CLAIMS)
+  set(judged "")
+  if(EXISTS "${claim_log}")
+    file(STRINGS "${claim_log}" judged)
+  endif()
+  foreach(wanted IN LISTS CLAIMS)
+    set(optional FALSE)
+    if(wanted MATCHES "^(.+)\\?$")
+      set(wanted ${CMAKE_MATCH_1})
+      set(optional TRUE)
+    endif()
+    set(accepted held observed observed_otherwise)
+    if(optional OR LAUNCHER)
+      list(APPEND accepted not_judged)
+    endif()
+    set(found "")
+    foreach(line IN LISTS judged)
+      if(line MATCHES "^[^ ]+ ${wanted} ([a-z_]+)$")
+        set(found ${CMAKE_MATCH_1})
+      endif()
+    endforeach()
+    if(NOT found)
+      string(APPEND problems "\n  claim ${wanted} was not judged (no CLAIM line for it)")
+    elseif(NOT found IN_LIST accepted)
+      string(APPEND problems "\n  claim ${wanted}: ${found}")
+    endif()
+  endforeach()
+endif()
 if(EXIT_CODE STREQUAL "0" AND output MATCHES "(^|\n)FAIL ")
   string(APPEND problems "\n  a FAIL verdict was printed")
 endif()

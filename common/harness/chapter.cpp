@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -35,8 +37,31 @@ int Context::workers_or(int default_workers) const {
     return options.workers != 0 ? options.workers : default_workers;
 }
 
+namespace {
+
+// TUTORIAL_CLAIM_LOG=<file>: each claim's outcome, one line each, "<chapter>/<section> <id>
+// <outcome>", for the tests (run_test.cmake), which name claims by their identifiers rather than
+// by their sentences. Nothing is written without the variable.
+void log_claim(const char* chapter, const char* section, const Claim& claim,
+               ClaimOutcome outcome) {
+    const char* path = std::getenv("TUTORIAL_CLAIM_LOG");
+    if (path == nullptr || *path == '\0') return;
+    const char* word = outcome == ClaimOutcome::held         ? "held"
+                       : outcome == ClaimOutcome::not_held   ? "not_held"
+                       : outcome == ClaimOutcome::not_judged ? "not_judged"
+                       : claim.measured >= claim.threshold   ? "observed"
+                                                             : "observed_otherwise";
+    std::ofstream log(path, std::ios::app);
+    log << chapter << '/' << section << ' ' << (claim.id.empty() ? "-" : claim.id) << ' ' << word
+        << '\n';
+}
+
+}  // namespace
+
 bool Context::claim(const Claim& claim, const std::string& why_not_judged) {
-    const bool not_held = judge_claim(claim, why_not_judged) == ClaimOutcome::not_held;
+    const ClaimOutcome outcome = judge_claim(claim, why_not_judged);
+    log_claim(chapter_, section_, claim, outcome);
+    const bool not_held = outcome == ClaimOutcome::not_held;
     claims_not_held_ += not_held ? 1 : 0;
     return !not_held;
 }
@@ -81,6 +106,7 @@ void print_help(const Chapter& chapter) {
     std::printf(
         "\nOptions:\n"
         "  --list                   list the sections, one per line, and exit\n"
+        "  --limits                 each section's option limits in plain numbers (for scripts)\n"
         "  --device N               run on CUDA device N (default 0)\n");
     if (size) {
         std::printf(
@@ -420,7 +446,7 @@ std::string check_command_line(const Chapter& chapter, int argc, char** argv, Op
     for (const std::string& name : options.sections) {
         if (find_section(chapter, name) == nullptr) return unknown_section(chapter, name);
     }
-    if (options.help || options.list) return "";
+    if (options.help || options.list || options.limits) return "";
     for (const Section* section : select_sections(chapter, options)) {
         plans.push_back(Plan{section, options, ""});
     }
@@ -562,6 +588,22 @@ int run_chapter(const Chapter& table, int argc, char** argv) {
         }
         return exit_success;
     }
+    if (options.limits) {
+        // One line per section, in bytes and counts (0: the option is not taken), for scripts
+        // such as .ci/sweep-inputs, which tries each section at the edges of what it accepts.
+        std::printf("section size_multiple size_min size_max iters_min iters_max workers_min "
+                    "workers_max\n");
+        for (const Section& section : chapter.sections) {
+            const Takes& t = section.takes;
+            std::printf("%s %zu %zu %zu %d %d %d %d\n", section.name,
+                        t.takes_size ? t.size_multiple : 0,
+                        t.takes_size ? std::max(t.size_min, t.size_multiple) : 0,
+                        t.takes_size ? t.size_max : 0, t.takes_iters ? t.iters_min : 0,
+                        t.takes_iters ? t.iters_max : 0, t.takes_workers ? t.workers_min : 0,
+                        t.takes_workers ? t.workers_max : 0);
+        }
+        return exit_success;
+    }
 
     std::printf("%s: %s\n", chapter.name, chapter.title);
     print_notes(plans);
@@ -599,6 +641,15 @@ int run_chapter(const Chapter& table, int argc, char** argv) {
     int skipped = 0;
     run_sections(chapter, sections_to_run(chapter.name, plans, device, no_device, skipped), pause,
                  device, passed, failed, skipped);
+    // Under compute-sanitizer, how many devices this run made a context on: the tool reports a
+    // chapter's __managed__ variables once per context, and the sanitizer tests allow that many
+    // reports for each (run_test.cmake reads this line).
+    if (device >= 0 && std::getenv("TUTORIAL_UNDER_SANITIZER") != nullptr) {
+        int with_context = 0;
+        for (int d = 0; d < device_count(); ++d) with_context += primary_context_active(d) ? 1 : 0;
+        std::printf("\n(CUDA contexts on %d device%s)\n", with_context,
+                    with_context == 1 ? "" : "s");
+    }
     // Destroying the context lets compute-sanitizer's leak check see that everything was freed.
     if (device >= 0) CUDA_CHECK(cudaDeviceReset());
     report_csv_files(options);

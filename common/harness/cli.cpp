@@ -274,6 +274,8 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             options.help = true;
         } else if (arg == "--list") {
             options.list = true;
+        } else if (arg == "--limits") {
+            options.limits = true;
         } else if (arg == "--quick") {
             options.quick = true;
         } else if (arg == "--pause") {
@@ -295,8 +297,8 @@ std::string parse_options(int argc, const char* const argv[], Options& options) 
             problem = parse_size(value, options.size);
         } else if (arg.size() > 1 && arg[0] == '-') {
             const std::string closest =
-                closest_name(arg, {"--help", "--list", "--quick", "--pause", "--csv", "--device",
-                                   "--iters", "--workers", "--size"});
+                closest_name(arg, {"--help", "--list", "--limits", "--quick", "--pause", "--csv",
+                                   "--device", "--iters", "--workers", "--size"});
             return "unknown option " + quoted_argument(arg) +
                    (closest.empty() ? " (see --help)"
                                     : " (did you mean " + closest + "? --help lists them all)");
@@ -322,9 +324,10 @@ Takes& Takes::holds(int on_device, int on_host) {
     return *this;
 }
 
-Takes& Takes::iters(int least) {
+Takes& Takes::iters(int least, int most) {
     takes_iters = true;
     iters_min = least;
+    iters_max = most;
     return *this;
 }
 
@@ -347,9 +350,8 @@ std::string describe(const Takes& takes) {
         parts.push_back("--size (" + limits + "at most " + format_bytes(takes.size_max) + ")");
     }
     if (takes.takes_iters) {
-        parts.push_back(takes.iters_min > 1
-                            ? "--iters (at least " + std::to_string(takes.iters_min) + ")"
-                            : "--iters");
+        parts.push_back("--iters (" + std::to_string(takes.iters_min) + " to " +
+                        std::to_string(takes.iters_max) + ")");
     }
     if (takes.takes_workers) {
         parts.push_back("--workers (" + std::to_string(takes.workers_min) + " to " +
@@ -376,6 +378,10 @@ std::string check_limits(const Options& options, const Takes& takes) {
     if (takes.takes_iters && options.iters != 0 && options.iters < takes.iters_min) {
         return "--iters " + std::to_string(options.iters) + " is less than " +
                std::to_string(takes.iters_min);
+    }
+    if (takes.takes_iters && options.iters > takes.iters_max) {
+        return "--iters " + std::to_string(options.iters) + " is more than " +
+               std::to_string(takes.iters_max);
     }
     if (takes.takes_workers && options.workers != 0) {
         const std::string workers = "--workers " + std::to_string(options.workers);

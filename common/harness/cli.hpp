@@ -1,7 +1,7 @@
 // The command line every chapter shares:
 //
 //   NN_name [SECTION...] [--device N] [--size SIZE] [--iters N] [--workers N] [--quick]
-//           [--csv DIR] [--pause] [--list] [--help]
+//           [--csv DIR] [--pause] [--list] [--limits] [--help]
 //
 // Parsing touches no CUDA API, so --help, --list and bad input behave the same with or without a
 // GPU. Each function returns an empty string on success, or the one-line problem otherwise.
@@ -24,6 +24,7 @@ struct Options {
     bool pause = false;    // wait for Enter after each section (when stdin is a terminal)
     bool help = false;
     bool list = false;
+    bool limits = false;  // --limits: each section's option limits, in plain numbers, for scripts
 };
 
 // "4096", "4KiB", "256MiB", "2GiB", "1TiB" (binary suffixes, case-insensitive). Rejects zero,
@@ -80,6 +81,7 @@ struct Takes {
     int host_buffers = 0;    // ... and in host memory (pageable or pinned)
     bool takes_iters = false;
     int iters_min = 1;
+    int iters_max = 100;
     bool takes_workers = false;
     int workers_min = 1;
     int workers_max = 0;
@@ -90,8 +92,8 @@ struct Takes {
     // How many buffers of --size the section holds at once, in device and in host memory: a
     // --size they do not fit in is refused (exit 2) once the free memory is known.
     Takes& holds(int on_device, int on_host);
-    // --iters: at least `least` repetitions.
-    Takes& iters(int least = 1);
+    // --iters: from `least` to `most` repetitions (no legal value may make a run take hours).
+    Takes& iters(int least = 1, int most = 100);
     // --workers: from `least` to `most` processes.
     Takes& workers(int least, int most);
 };

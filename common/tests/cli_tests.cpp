@@ -162,9 +162,10 @@ Result test_section_options(Context& ctx) {
     const Described described[] = {
         {Takes{}, ""},
         {Takes{}.size(4 * KiB, 4 * GiB).iters(),
-         "--size (a multiple of 4 KiB, at most 4 GiB), --iters"},
+         "--size (a multiple of 4 KiB, at most 4 GiB), --iters (1 to 100)"},
         {Takes{}.size(1, 4 * GiB), "--size (at most 4 GiB)"},
-        {Takes{}.iters(21), "--iters (at least 21)"},
+        {Takes{}.iters(21), "--iters (21 to 100)"},
+        {Takes{}.iters(21, 10000), "--iters (21 to 10000)"},
         {Takes{}.workers(2, 16), "--workers (2 to 16)"},
     };
     int wrong = 0;
@@ -189,6 +190,7 @@ Result test_section_options(Context& ctx) {
         {4097, 0, 0, "--size 4.0 KiB (4097 bytes) is not a multiple of 4 KiB"},
         {8 * GiB, 0, 0, "--size 8 GiB is more than 4 GiB"},
         {0, 5, 0, "--iters 5 is less than 21"},
+        {0, 101, 0, "--iters 101 is more than 100"},
         {0, 0, 1, "--workers 1 is less than 2"},
         {0, 0, 17, "--workers 17 is more than 16"},
     };
