@@ -1,10 +1,13 @@
 """Reads the claims the course's sources make, for .ci/claims-table and .ci/check-references.
 
 A claim is a call of `tutorial::documented(...)`, `tutorial::documented_error(...)`,
-`tutorial::observed(...)`, `tutorial::at_least(...)` or `tutorial::at_most(...)` (common/harness/claim.hpp).
-Its arguments are split at top-level commas, string literals are joined, and an argument that is a
-name is looked up among the file's `constexpr const char* NAME = "...";` (or `const char* const`)
-constants, so a section may name its reference once and use it for several claims.
+`tutorial::observed(...)`, `tutorial::at_least(...)`, `tutorial::at_most(...)` or a counted one
+(common/harness/claim.hpp). Its arguments are split at top-level commas, string literals are
+joined, and an argument that is a name is looked up among the file's
+`constexpr const char* NAME = "...";` (or `const char* const`) constants and its
+`const tutorial::Entry NAME{...};` entries, so a section may name its reference once and use it
+for several claims. `normalized()` gives each claim's fields by name, whether the call has an
+identifier first (the current form) or not (the form before identifiers).
 """
 import os
 import pathlib
@@ -100,15 +103,69 @@ def constants_in(src):
     return found
 
 
+ID = re.compile(r"[a-z][a-z0-9_]*")
+# The fields of each kind of claim, in order, after its identifier.
+FIELDS = {
+    "at_least": ("statement", "measured", "threshold", "unit", "if_not"),
+    "at_most": ("statement", "measured", "threshold", "unit", "if_not"),
+    "counted_at_least": ("statement", "measured", "threshold", "unit", "if_not"),
+    "counted_at_most": ("statement", "measured", "threshold", "unit", "if_not"),
+    "documented": ("statement", "held", "seen", "if_not", "entry"),
+    "documented_error": ("statement", "returned", "expected", "if_not", "entry"),
+    "observed": ("statement", "as_before", "seen", "open"),
+}
+
+
+def entry_of(arg, entries):
+    """(where, terms, modal) of an Entry argument: Entry{"...", "...", "..."}, {...} or a named
+    entry of the file; a plain string (the form before Entry) is its `where` alone."""
+    arg = arg.strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", arg) and arg in entries:
+        return entries[arg]
+    m = re.fullmatch(r"(?:tutorial::)?(?:Entry)?\s*\{(.*)\}", arg, re.S)
+    if m:
+        parts = [literal(a) for a in split_args(m.group(1))]
+        parts += [None] * (3 - len(parts))
+        return tuple(parts[:3])
+    return (literal(arg), None, None)
+
+
+def entries_in(src):
+    found = {}
+    for m in re.finditer(r"(?:static\s+)?(?:const\s+)?(?:tutorial::)?Entry\s+(\w+)\s*(?:=\s*)?\{", src):
+        body = call_text(src, m.end())
+        found[m.group(1)] = entry_of("{" + body + "}", {})
+    return found
+
+
 def claims_in(path):
-    """(kind, statement, other literal arguments by position, line) for every claim in a file."""
+    """Every claim in a file: kind, arguments (as written and as literal values), line, and its
+    fields by name (`fields`): id (None before identifiers), statement, and per kind those of
+    FIELDS; a documented claim's entry as `where`, `terms`, `modal`."""
     src = path.read_text()
     constants = constants_in(src)
+    entries = entries_in(src)
     for m in CALL.finditer(src):
+        kind = m.group(1)
         args = split_args(call_text(src, m.end()))
         line = src.count("\n", 0, m.start()) + 1
         values = [literal(a, constants) for a in args]
-        yield {"kind": m.group(1), "args": args, "values": values, "line": line, "file": path}
+        names = FIELDS[kind]
+        has_id = (len(args) == len(names) + 1 and values and values[0] is not None
+                  and ID.fullmatch(values[0]) is not None)
+        fields = {"id": values[0] if has_id else None}
+        rest_args, rest_values = (args[1:], values[1:]) if has_id else (args, values)
+        for name, a, v in zip(names, rest_args, rest_values):
+            fields[name] = v
+            fields[name + "_arg"] = a
+        if "entry" in names:
+            where, terms, modal = entry_of(fields.get("entry_arg", ""), entries) \
+                if fields.get("entry_arg") else (None, None, None)
+            if where is None and fields.get("entry_arg") in constants:
+                where = constants[fields["entry_arg"]]
+            fields.update(where=where, terms=terms, modal=modal)
+        yield {"kind": kind, "args": rest_args, "values": rest_values, "line": line,
+               "file": path, "fields": fields}
 
 
 def statement_of(claim):
@@ -142,13 +199,23 @@ def cuda_include_dirs():
 
 
 class Reference:
-    """The doc comments of the installed toolkit's cuda_runtime_api.h and cuda.h, by function."""
+    """The reference text of the installed toolkit: the doc comments of cuda_runtime_api.h,
+    cuda.h and driver_types.h, by function, by enum value or attribute (a comment just before the
+    value, or a `/**< ... */` after it), and by module (`\\defgroup NAME Title`: by its title)."""
+
+    HEADERS = ("cuda_runtime_api.h", "cuda.h", "driver_types.h")
 
     def __init__(self, include_dir):
         self.include_dir = include_dir
-        self.entries = {}
-        for name in ("cuda_runtime_api.h", "cuda.h"):
-            text = (include_dir / name).read_text(errors="replace")
+        self.entries = {}   # functions
+        self.values = {}    # enum values and attributes
+        self.modules = {}   # module titles ("Unified Addressing"): the Runtime API's
+        self.driver_modules = {}  # ... and the Driver API's (cuda.h)
+        for name in self.HEADERS:
+            path = include_dir / name
+            if not path.exists():
+                continue
+            text = path.read_text(errors="replace")
             text = re.sub(r"^[ \t]*#.*$", "", text, flags=re.M)  # #if defined(__cplusplus) ...
             for m in re.finditer(r"/\*\*(.*?)\*/([^(]*)\(", text, re.S):
                 comment, head = m.group(1), m.group(2)
@@ -156,7 +223,35 @@ class Reference:
                 d = re.fullmatch(r"\s*(?:[\w*]+\s+)*\**((?:cuda|cu)[A-Z]\w*)\s*", head)
                 if d and "/*" not in head:
                     self.entries.setdefault(d.group(1), comment)
+            for m in re.finditer(r"/\*\*(?!<)(.*?)\*/\s*(\w+)\s*(?:=[^,}/]*)?[,}]", text, re.S):
+                if re.fullmatch(r"(cuda|CU|CUDA_|cu)\w+", m.group(2)):
+                    self.values.setdefault(m.group(2), m.group(1))
+            for m in re.finditer(r"\b(\w+)\s*(?:=[^,}/\n]*)?,?[ \t]*/\*\*<(.*?)\*/", text, re.S):
+                if re.fullmatch(r"(cuda|CU|CUDA_|cu)\w+", m.group(1)):
+                    self.values.setdefault(m.group(1), m.group(2))
+            for m in re.finditer(r"/\*\*(.*?)\*/", text, re.S):
+                g = re.search(r"\\defgroup\s+\w+\s+([^\n]+)", m.group(1))
+                if g:
+                    modules = self.driver_modules if name == "cuda.h" else self.modules
+                    modules.setdefault(g.group(1).strip(), m.group(1))
+
+    def text_of(self, name, driver=False):
+        """The doc comment of a function, enum value, attribute or module (the Driver API's
+        modules where `driver`), or None."""
+        modules = self.driver_modules if driver else self.modules
+        for table in (self.entries, self.values, modules):
+            if name in table:
+                return table[name]
+        return None
+
+    def all_texts(self):
+        for table in (self.entries, self.values):
+            yield from table.items()
+        for title, text in self.modules.items():
+            yield "Runtime API module " + title, text
+        for title, text in self.driver_modules.items():
+            yield "Driver API module " + title, text
 
     def lists(self, entry, code):
-        comment = self.entries.get(entry, "")
+        comment = self.text_of(entry) or ""
         return re.search(r"::" + re.escape(code) + r"\b", comment) is not None

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cctype>
 #include <cstdio>
 
 namespace tutorial {
@@ -30,9 +31,22 @@ Result check_predictions(Context& ctx, const std::vector<Prediction>& prediction
         const std::string if_not =
             "the property and the behaviour disagree: a driver or system setting (a virtual "
             "machine, MPS, a restricted container) may limit what the device reports it can do";
+        // canMapHostMemory -> can_map_host_memory: the claim's identifier in the tests.
+        std::string id;
+        for (const char c : p.property) {
+            if (std::isupper(static_cast<unsigned char>(c))) {
+                if (!id.empty()) id += '_';
+                id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            } else if (std::isalnum(static_cast<unsigned char>(c))) {
+                id += c;
+            } else if (!id.empty() && id.back() != '_') {
+                id += '_';
+            }
+        }
+        const Entry entry = p.entry.where.empty() ? Entry{p.where, "", ""} : p.entry;
         Claim claim = p.evidence == Evidence::observed
-                          ? observed(statement, p.came_true, p.seen, p.where)
-                          : documented(statement, p.came_true, p.seen, if_not, p.where);
+                          ? observed(id, statement, p.came_true, p.seen, p.where)
+                          : documented(id, statement, p.came_true, p.seen, if_not, entry);
         if (p.evidence == Evidence::timing) claim.evidence = Evidence::timing;
         held += ctx.claim(claim) ? 1 : 0;
     }

@@ -21,8 +21,12 @@ struct Prediction {
     // observed: what this driver did where the reference promises nothing, `where` says why;
     // timing: a measured prediction, not judged under compute-sanitizer.
     Evidence evidence = Evidence::documented;
+    // observed: what the reference leaves open (the form before Entry: documented's `where`).
     std::string where = "Runtime API reference: cudaDeviceAttr";
+    // documented: the entry that ties the value to the behaviour, in its own terms (claim.hpp).
+    Entry entry = {};
 };
+// Each prediction's claim is named after its property: canMapHostMemory -> can_map_host_memory.
 
 // The report every chapter's `properties` section makes: the device's name, a table of the
 // properties, what each predicts and what was seen, one CLAIM line per prediction, `conclusion`

@@ -1,16 +1,19 @@
 #include "common/harness/um_counters.hpp"
 
 #include "common/check.hpp"
+#include "common/patterns.hpp"
 #include "common/harness/claim.hpp"
 #include "common/text.hpp"
 
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -210,6 +213,22 @@ void flush_all() {
     }
 }
 
+// Flushes until the records stop coming: the driver can hand a step's last records to CUPTI
+// after the device is idle, so one flush may miss them. At most about 20 ms.
+void flush_until_settled() {
+    Tally& t = tally();
+    std::uint64_t before = 0;
+    for (int i = 0; i < 10; ++i) {
+        flush_all();
+        {
+            std::lock_guard<std::mutex> lock(t.mutex);
+            if (i > 0 && t.records == before) return;
+            before = t.records;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+}
+
 struct CounterKind {
     CUpti_ActivityUnifiedMemoryCounterKind kind;
     const char* name;
@@ -278,7 +297,7 @@ std::string configure_counters(std::string& refused, std::string& note) {
 
 // Why recording cannot start, or "" once it has: CUPTI loaded, a device, the counters on and
 // the activity kind enabled.
-std::string start_recording(std::string& setup) {
+std::string start_recording(std::string& setup, std::string& refused) {
     if (!cupti().problem.empty()) return cupti().problem;
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);  // initialises the driver
@@ -296,7 +315,6 @@ std::string start_recording(std::string& setup) {
         }
         cupti().callbacks_registered = true;
     }
-    std::string refused;
     std::string note;
     std::string problem = configure_counters(refused, note);
     if (!problem.empty()) return problem;
@@ -333,9 +351,10 @@ UmCounters::UmCounters() {
         why_not_ = "another UmCounters is recording (CUPTI's records are process-wide)";
         return;
     }
-    why_not_ = start_recording(setup_);
+    why_not_ = start_recording(setup_, refused_);
     enabled_ = why_not_.empty();
     if (!enabled_) recorder_in_use = false;
+    if (enabled_) run_control();
 #elif TUTORIAL_CUPTI_NOT_FOUND
     why_not_ = "built without CUPTI: CMake found no cupti.h beside the CUDA Toolkit's headers";
 #else
@@ -352,6 +371,7 @@ UmCounters::~UmCounters() {
     {
         std::lock_guard<std::mutex> lock(t.mutex);
         t.stray += t.records;
+        late_ += t.records;
         t.records = 0;
         t.traffic = UmTraffic{};
     }
@@ -360,21 +380,34 @@ UmCounters::~UmCounters() {
 }
 
 UmTraffic UmCounters::measure(const std::function<void()>& step) {
+    start();
+    step();
+    return stop();
+}
+
+void UmCounters::start() {
+#if TUTORIAL_CUPTI
+    if (!enabled_) return;
+    Tally& t = tally();
+    flush_all();
+    size_t dropped = 0;
+    cupti().ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // resets the count
+    std::lock_guard<std::mutex> lock(t.mutex);
+    // Records here came after the last step was counted (or from work between steps).
+    t.stray += t.records;
+    late_ += t.records;
+    t.records = 0;
+    t.traffic = UmTraffic{};
+#endif
+}
+
+UmTraffic UmCounters::stop() {
 #if TUTORIAL_CUPTI
     if (enabled_) {
         Tally& t = tally();
-        flush_all();
-        size_t dropped = 0;
-        cupti().ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // resets the count
-        {
-            std::lock_guard<std::mutex> lock(t.mutex);
-            t.stray += t.records;
-            t.records = 0;
-            t.traffic = UmTraffic{};
-        }
-        step();
         CUDA_CHECK(cudaDeviceSynchronize());
-        flush_all();
+        flush_until_settled();
+        size_t dropped = 0;
         cupti().ActivityGetNumDroppedRecords(nullptr, 0, &dropped);
         std::lock_guard<std::mutex> lock(t.mutex);
         UmTraffic traffic = t.traffic;
@@ -385,11 +418,52 @@ UmTraffic UmCounters::measure(const std::function<void()>& step) {
         return traffic;
     }
 #endif
-    step();
     // The same order as with the counters on; with no usable device there is nothing to wait for.
     const cudaError_t waited = cudaDeviceSynchronize();
     if (waited != cudaErrorNoDevice && waited != cudaErrorInsufficientDriver) CUDA_CHECK(waited);
     return UmTraffic{};
+}
+
+void UmCounters::run_control() {
+    // 2 MiB of managed memory, written by the CPU (its pages are made in host memory), then read
+    // by a kernel on the current device: every byte must move to the GPU.
+    constexpr std::size_t bytes = std::size_t{2} << 20;
+    constexpr std::size_t count = bytes / sizeof(std::uint32_t);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    fill_on_host(data, count, 7);
+    const std::uint64_t expected = pattern_sum(count, 7);
+    std::uint64_t sum = 0;
+    control_ = measure([&] { sum = sum_on_device(data, count); });
+    CUDA_CHECK(cudaFree(data));
+    late_ = 0;  // the control's own records are not the sections'
+    const bool faults_counted = refused_.find("GPU_PAGE_FAULT") == std::string::npos;
+    if (sum != expected) {
+        control_problem_ = "the counters' positive control read wrong values";
+    } else if (control_.htod.total < bytes * 9 / 10) {
+        control_problem_ = "the counters' positive control saw " + mib(control_.htod.total) +
+                           " MiB move to the GPU of 2.0 MiB that had to (the counters are silent "
+                           "here, or this GPU reads host memory in place)";
+    } else if (faults_counted && control_.gpu_page_faults == 0) {
+        control_problem_ = "the counters' positive control moved 2.0 MiB without a GPU page fault "
+                           "counted: fault records are lost here";
+    }
+}
+
+std::string UmCounters::control_line() const {
+    if (!available()) return "The driver's Unified Memory counters: " + why_not_;
+    return "Positive control (2 MiB written by the CPU, read by a kernel; it must move): " +
+           describe(control_) + (control_problem_.empty() ? "" : ". " + control_problem_);
+}
+
+std::uint64_t UmCounters::late_records() const {
+#if TUTORIAL_CUPTI
+    Tally& t = tally();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    return late_ + t.records;
+#else
+    return 0;
+#endif
 }
 
 std::uint64_t UmCounters::stray_records() const {
@@ -465,8 +539,18 @@ std::string describe(const UmTraffic& t) {
 
 std::string why_not_counted(const UmCounters& counters,
                             std::initializer_list<const UmTraffic*> steps,
-                            const std::string& hardware) {
+                            const std::string& hardware,
+                            const std::vector<std::string>& also_reads) {
     if (!counters.available()) return counters.why_not();
+    // Every counted claim reads bytes each way or faults; the others only where a claim says so.
+    std::vector<std::string> reads = {"BYTES_TRANSFER_HTOD", "BYTES_TRANSFER_DTOH",
+                                      "GPU_PAGE_FAULT", "CPU_PAGE_FAULT_COUNT"};
+    reads.insert(reads.end(), also_reads.begin(), also_reads.end());
+    for (const std::string& kind : reads) {
+        if (counters.refused().find(kind + " (") != std::string::npos)
+            return "CUPTI refused the " + kind + " counter, which this claim reads";
+    }
+    if (!counters.control_problem().empty()) return counters.control_problem();
     if (!hardware.empty()) return hardware;
     for (const UmTraffic* step : steps) {
         if (std::string lost = um_records_lost(*step); !lost.empty()) return lost;

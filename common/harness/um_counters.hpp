@@ -93,19 +93,50 @@ public:
     // Where CUPTI came from and how it was set up, for a report: "CUPTI 130001 from
     // /usr/local/cuda/lib64/libcupti.so.13". Counters the driver refused are named here.
     const std::string& setup() const { return setup_; }
+    // The counter kinds CUPTI refused to turn on ("" when it took them all), by CUPTI's names:
+    // "GPU_PAGE_FAULT (CUPTI_ERROR_...)". A claim that reads one of them cannot be judged; see
+    // why_not_counted.
+    const std::string& refused() const { return refused_; }
+
+    // The positive control, made once when the counters start: 2 MiB of managed memory written
+    // by the CPU and read by a kernel must move to the GPU. Until the counters have shown bytes
+    // that must move, "nothing moved" and "no fault" cannot be told from counters that are
+    // silent. control() is what they counted; control_line() says it in one line, for a section
+    // to print before its counted steps; why_not_counted gives the reason where it failed.
+    const UmTraffic& control() const { return control_; }
+    std::string control_line() const;
+    // "" when the control saw the bytes move (and a GPU page fault, where that counter is on),
+    // else why not.
+    const std::string& control_problem() const { return control_problem_; }
+
+    // Records that came after their step had been counted (at the start of the next step or at
+    // the end): each step waits for its records to stop arriving before it is counted, and any
+    // that still come late are counted here, for the report.
+    std::uint64_t late_records() const;
 
     // Runs `step`, waits for the device (cudaDeviceSynchronize), and returns what moved while it
     // ran. Anything recorded before the step is set aside first (see stray_records()). Without
     // the counters the step still runs, and the result has counted == false.
     UmTraffic measure(const std::function<void()>& step);
+    // The same in two halves, for a step that is not one function (StepTraffic,
+    // common/harness/steps.hpp): start() sets aside what came before; stop() waits for the device
+    // and returns what moved since start().
+    void start();
+    UmTraffic stop();
 
     // Records that arrived outside any measure(): before the first, or between two. Non-zero
     // after a step means some of its records came late and were not counted with it.
     std::uint64_t stray_records() const;
 
 private:
+    void run_control();
+
     std::string why_not_;
     std::string setup_;
+    std::string refused_;
+    UmTraffic control_;
+    std::string control_problem_;
+    std::uint64_t late_ = 0;
     bool enabled_ = false;
 };
 
@@ -127,11 +158,16 @@ std::string describe(const UmTraffic& traffic);
 std::string um_records_lost(const UmTraffic& traffic);
 
 // Why a claim counted from `steps` cannot be judged here, or "" when it can: the counters cannot
-// be read (counters.why_not()), `hardware` says why this device may rightly do otherwise, or the
-// records of one of the steps were evidently lost (um_records_lost). Pass it to ctx.claim.
+// be read (counters.why_not()), CUPTI refused a counter kind the claim reads (the bytes each way
+// and the page faults, and `also_reads`: "BYTES_TRANSFER_DTOD", "THRASHING", "THROTTLING",
+// "REMOTE_MAP" for a claim that reads those; counters.refused()), the
+// positive control saw nothing move (counters.control_problem()), `hardware` says why this device
+// may rightly do otherwise, or the records of one of the steps were evidently lost
+// (um_records_lost). Pass it to ctx.claim.
 std::string why_not_counted(const UmCounters& counters,
                             std::initializer_list<const UmTraffic*> steps,
-                            const std::string& hardware = "");
+                            const std::string& hardware = "",
+                            const std::vector<std::string>& also_reads = {});
 
 // Bytes as MiB with one decimal: "64.0".
 std::string mib(std::uint64_t bytes);
