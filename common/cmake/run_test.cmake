@@ -33,9 +33,11 @@ endif()
 
 # The claims the program judged, by identifier (TUTORIAL_CLAIM_LOG, common/harness/chapter.cpp):
 # a fresh file for each run of the test.
+# Beside the outcomes folder, not in it: that folder holds one record per test.
 set(claim_log "")
 if(OUTCOMES)
-  set(claim_log "${OUTCOMES}/${TEST_NAME}.claims")
+  set(claim_log "${OUTCOMES}/../claims/${TEST_NAME}")
+  file(MAKE_DIRECTORY "${OUTCOMES}/../claims")
   file(REMOVE "${claim_log}")
   set(ENV{TUTORIAL_CLAIM_LOG} "${claim_log}")
 endif()
