@@ -55,6 +55,16 @@ cudaMemoryType memory_type(const void* pointer) {
     return attributes.type;
 }
 
+std::string memory_type_name(cudaMemoryType type) {
+    switch (type) {
+        case cudaMemoryTypeUnregistered: return "cudaMemoryTypeUnregistered";
+        case cudaMemoryTypeHost: return "cudaMemoryTypeHost";
+        case cudaMemoryTypeDevice: return "cudaMemoryTypeDevice";
+        case cudaMemoryTypeManaged: return "cudaMemoryTypeManaged";
+    }
+    return "cudaMemoryType " + std::to_string(static_cast<int>(type));
+}
+
 std::size_t free_device_memory() {
     std::size_t free_bytes = 0;
     std::size_t total = 0;

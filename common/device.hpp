@@ -49,6 +49,8 @@ std::size_t device_memory_used_since(std::size_t free_at_start);
 // What cudaPointerGetAttributes says a pointer points into: device, (pinned) host, managed, or
 // memory CUDA does not know (Unregistered). For checks; sections call it themselves.
 cudaMemoryType memory_type(const void* pointer);
+// The enum value's own name: "cudaMemoryTypeDevice", ... ("cudaMemoryType 7" for one unknown).
+std::string memory_type_name(cudaMemoryType type);
 
 // Whether runtime device `device`'s primary context exists now (cuDevicePrimaryCtxGetState).
 // Asking never creates it, so a fresh process can watch which call does (chapters 02 and 03).

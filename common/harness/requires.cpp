@@ -9,6 +9,17 @@
 
 namespace tutorial {
 
+std::string why_too_small(std::size_t bytes, std::size_t least, const std::string& what) {
+    if (bytes >= least) return "";
+    return "below " + format_bytes(least) + " (this run: " + format_bytes(bytes) + ") " + what;
+}
+
+std::string why_too_little_free(std::size_t least, const std::string& what) {
+    const std::size_t free_now = free_device_memory();
+    if (free_now >= least) return "";
+    return "with " + format_bytes(free_now) + " free (it needs " + format_bytes(least) + ") " + what;
+}
+
 double pcie_link_gbps(int device, std::string* what) {
     char bus_id[32] = {};
     if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess) return 0.0;

@@ -3,9 +3,18 @@
 // reason. A learner's program needs none of them.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace tutorial {
+
+// A claim whose effect only shows above some size: "" when `bytes` is at least `least`, else why
+// the claim is not judged ("below 64 MiB (this run: 4.0 KiB) <what>"), for ctx.claim. `what` says
+// what hides the effect: "a copy this small is launch overhead, pinned or not".
+std::string why_too_small(std::size_t bytes, std::size_t least, const std::string& what);
+// The same for free device memory: "" when at least `least` bytes are free on the current
+// device now, else why not ("with 2.9 GiB free (it needs 8 GiB) <what>").
+std::string why_too_little_free(std::size_t least, const std::string& what);
 
 // Each returns "" when the assumption holds, else why not, in words that
 // name the attribute, for a SKIP or a "CLAIM not judged" line.
