@@ -370,11 +370,11 @@ option(TUTORIAL_EXERCISE_SOLUTIONS
 
 # One exercise: the program ex<NN>_<name> built from the learner's exercises/<name>.cu (or, with
 # TUTORIAL_EXERCISE_SOLUTIONS, from exercises/solutions/<name>.cu) and the course's check of it,
-# exercises/check/<name>.cu. Its test, <chapter>.exercise.<name>, expects the check's PASS line
-# and every EXPECT pattern. Label `exercise`; with the solutions built also `gpu`, and the
+# exercises/check/<name>.cu. Its test, <chapter>.exercise.<name>, expects the check's PASS line,
+# every EXPECT pattern and every CLAIMS identifier (as tutorial_add_test). Label `exercise`; with the solutions built also `gpu`, and the
 # sanitize suite runs them, since a solution must pass everything a section passes.
 function(tutorial_exercise chapter name)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "RUN_SERIAL" "TIMEOUT" "EXPECT")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "RUN_SERIAL" "TIMEOUT" "EXPECT;CLAIMS")
   string(SUBSTRING "${chapter}" 0 2 number)
   set(target ex${number}_${name})
   if(TUTORIAL_EXERCISE_SOLUTIONS)
@@ -399,6 +399,9 @@ function(tutorial_exercise chapter name)
   endif()
   if(arg_TIMEOUT)
     list(APPEND options TIMEOUT ${arg_TIMEOUT})
+  endif()
+  if(arg_CLAIMS)
+    list(APPEND options CLAIMS ${arg_CLAIMS})
   endif()
   tutorial_add_test(${chapter} exercise.${name} PROGRAM ${target} ARGS check ${options}
                     EXPECT "PASS ${target}/check: " ${arg_EXPECT})
