@@ -161,39 +161,34 @@ std::vector<const Section*> select_sections(const Chapter& chapter, const Option
     return selected;
 }
 
-bool uses(const Takes& takes, const std::string& option) {
-    return option == "--size"    ? takes.takes_size
-           : option == "--iters" ? takes.takes_iters
-                                 : takes.takes_workers;
-}
+// The options a section may take, in one table: its flag, whether a section takes it, its value
+// in the options (0: each section's own default), and what a section runs with instead.
+struct SectionOption {
+    const char* flag;
+    const char* default_words;
+    bool (*taken_by)(const Takes&);
+    std::size_t (*value)(const Options&);
+    void (*reset)(Options&);
+};
+
+const SectionOption section_options[] = {
+    {"--size", "its default size", [](const Takes& t) { return t.takes_size; },
+     [](const Options& o) { return o.size; }, [](Options& o) { o.size = 0; }},
+    {"--iters", "its default number of repetitions", [](const Takes& t) { return t.takes_iters; },
+     [](const Options& o) { return static_cast<std::size_t>(o.iters); },
+     [](Options& o) { o.iters = 0; }},
+    {"--workers", "its default number of workers", [](const Takes& t) { return t.takes_workers; },
+     [](const Options& o) { return static_cast<std::size_t>(o.workers); },
+     [](Options& o) { o.workers = 0; }},
+};
 
 // The options with only `option`'s value kept, the others at "each section's default".
-Options only(const Options& options, const std::string& option) {
+Options only(const Options& options, const SectionOption& option) {
     Options one = options;
-    if (option != "--size") one.size = 0;
-    if (option != "--iters") one.iters = 0;
-    if (option != "--workers") one.workers = 0;
+    for (const SectionOption& other : section_options) {
+        if (&other != &option) other.reset(one);
+    }
     return one;
-}
-
-// The value of `option` in the options (0: each section's default).
-std::size_t value_of(const Options& options, const std::string& option) {
-    return option == "--size"    ? options.size
-           : option == "--iters" ? static_cast<std::size_t>(options.iters)
-                                 : static_cast<std::size_t>(options.workers);
-}
-
-// The options with `option` back at the section's default.
-void drop(Options& options, const std::string& option) {
-    if (option == "--size") options.size = 0;
-    if (option == "--iters") options.iters = 0;
-    if (option == "--workers") options.workers = 0;
-}
-
-const char* default_of(const std::string& option) {
-    return option == "--size"    ? "its default size"
-           : option == "--iters" ? "its default number of repetitions"
-                                 : "its default number of workers";
 }
 
 // What each selected section runs with: the command line's options, except, when the whole
@@ -206,11 +201,11 @@ struct Plan {
 };
 
 // The options given on the command line among --size, --iters and --workers.
-std::vector<std::string> given_options(const Options& options) {
-    std::vector<std::string> given;
-    if (options.size != 0) given.push_back("--size");
-    if (options.iters != 0) given.push_back("--iters");
-    if (options.workers != 0) given.push_back("--workers");
+std::vector<const SectionOption*> given_options(const Options& options) {
+    std::vector<const SectionOption*> given;
+    for (const SectionOption& option : section_options) {
+        if (option.value(options) != 0) given.push_back(&option);
+    }
     return given;
 }
 
@@ -218,16 +213,16 @@ std::vector<std::string> given_options(const Options& options) {
 // problem, or "".
 std::string check_unused_options(const Chapter& chapter, const Options& options,
                                  const std::vector<Plan>& plans) {
-    for (const std::string& option : given_options(options)) {
+    for (const SectionOption* option : given_options(options)) {
         bool used = false;
-        for (const Plan& plan : plans) used = used || uses(plan.section->takes, option);
+        for (const Plan& plan : plans) used = used || option->taken_by(plan.section->takes);
         if (used) continue;
         std::string takers;
         for (const Section& section : chapter.sections) {
-            if (uses(section.takes, option))
+            if (option->taken_by(section.takes))
                 takers += (takers.empty() ? "" : ", ") + std::string(section.name);
         }
-        return option + ": " +
+        return std::string(option->flag) + ": " +
                (takers.empty()
                     ? "no section of this chapter takes it"
                     : "none of the sections to be run takes it (sections that do: " + takers + ")");
@@ -241,14 +236,14 @@ std::string check_unused_options(const Chapter& chapter, const Options& options,
 // own default for that option, its plan's note says so, and only a value that no section taking
 // the option can use is refused.
 template <typename ProblemOf>
-std::string fit_option(const Options& options, const std::string& option, std::vector<Plan>& plans,
-                       ProblemOf problem_of) {
+std::string fit_option(const Options& options, const SectionOption& option,
+                       std::vector<Plan>& plans, ProblemOf problem_of) {
     std::string first_problem;
     int takers = 0;
     int fitting = 0;
     for (Plan& plan : plans) {
         // A section already left at its default for this option has nothing more to check.
-        if (!uses(plan.section->takes, option) || value_of(plan.options, option) == 0) continue;
+        if (!option.taken_by(plan.section->takes) || option.value(plan.options) == 0) continue;
         ++takers;
         const std::string problem = problem_of(plan);
         if (problem.empty()) {
@@ -258,18 +253,18 @@ std::string fit_option(const Options& options, const std::string& option, std::v
         const std::string line = std::string(plan.section->name) + ": " + problem;
         if (!options.sections.empty()) return line;
         if (first_problem.empty()) first_problem = line;
-        drop(plan.options, option);
-        plan.note += (plan.note.empty() ? "" : "\n") + line + "; it runs at " + default_of(option) +
-                     " instead";
+        option.reset(plan.options);
+        plan.note += (plan.note.empty() ? "" : "\n") + line + "; it runs at " +
+                     option.default_words + " instead";
     }
     return takers > 0 && fitting == 0 ? first_problem : "";
 }
 
 // The options' values against each selected section's limits (see fit_option).
 std::string check_section_options(const Options& options, std::vector<Plan>& plans) {
-    for (const std::string& option : given_options(options)) {
-        const std::string problem = fit_option(options, option, plans, [&](const Plan& plan) {
-            return check_limits(only(options, option), plan.section->takes);
+    for (const SectionOption* option : given_options(options)) {
+        const std::string problem = fit_option(options, *option, plans, [&](const Plan& plan) {
+            return check_limits(only(options, *option), plan.section->takes);
         });
         if (!problem.empty()) return problem;
     }
@@ -396,7 +391,7 @@ std::size_t available_host_memory() {
 std::string check_memory(const Options& options, std::vector<Plan>& plans) {
     const std::size_t device_free = free_device_memory();
     const std::size_t host_free = available_host_memory();
-    return fit_option(options, "--size", plans, [&](const Plan& plan) -> std::string {
+    return fit_option(options, section_options[0], plans, [&](const Plan& plan) -> std::string {
         const Takes& t = plan.section->takes;
         const std::size_t size = plan.options.size;
         const auto problem = [&](int buffers, std::size_t free, const char* where) {
