@@ -61,8 +61,8 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
                   "a host function runs after the work queued before it, and the work queued "
                   "after it waits for it to return",
                   in_order,
-                  tutorial::format("the callback found %d values of the kernel before it wrong, "
-                                   "the kernel after it %u of the callback's",
+                  tutorial::format("the callback found %d of the kernel's values wrong, the kernel "
+                                   "after it %u of the callback's",
                                    found.wrong_in_callback, found.wrong_after),
                   "the callback ran before the kernel finished, or the next kernel did not wait "
                   "for it",
@@ -74,10 +74,11 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
                     "could not be seen");
     ctx.claim(tutorial::documented(
                   "callback_uses_stream_data",
-                  "the stream counts as idle while its host function runs, so the callback may "
-                  "use the managed data attached to it",
+                  "inside a stream callback the CPU may use the stream's managed data",
                   found.wrong_in_callback == 0,
-                  tutorial::format("the callback read and wrote all %d values", count),
+                  tutorial::format("the callback saw %d wrong values of the kernel before it, the "
+                                   "kernel after it saw %u wrong of the callback's",
+                                   found.wrong_in_callback, found.wrong_after),
                   "the CPU could not use the stream's data inside its callback",
                   tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "idle", "is"}),
               attach_rule_not_judged(concurrent));
@@ -85,19 +86,20 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
         slept.previous_at_end == cudaSuccess && found.wrong_when_woken == 0;
     ctx.claim(tutorial::documented(
                   "signal_after_work",
-                  "a callback with no device work after it can wake a waiting host thread: "
-                  "woken, the thread finds the work before the callback done",
+                  "a callback with no device work after it can wake a waiting host thread",
                   woke_after_work,
-                  tutorial::format("woken after %.1f ms, it found the kernel's event %s and %d "
-                                   "wrong values",
-                                   slept.host_ms, cudaGetErrorName(slept.previous_at_end),
+                  tutorial::format("the work was %s when the host began to wait; woken, it found "
+                                   "the kernel's event %s and %d wrong values",
+                                   slept.stream_at_begin == cudaErrorNotReady ? "still running"
+                                                                              : "already done",
+                                   cudaGetErrorName(slept.previous_at_end),
                                    found.wrong_when_woken),
                   "the callback signalled before the kernel was done",
                   tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "signaling",
                                   "can"}),
               slept.stream_at_begin == cudaErrorNotReady
                   ? ""
-                  : "the work had finished before the host began to sleep, so the wake could "
+                  : "the work had finished before the host began to wait, so the wake could "
                     "not be seen");
     return ctx.verdict(in_order && woke_after_work,
                        "the values the CPU and the kernels saw on each side of a callback");
