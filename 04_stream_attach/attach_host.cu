@@ -48,8 +48,7 @@ Found walkthrough() {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough();
-    std::printf("the CPU wrote y while stream1 ran; afterwards x = %d, y = %d\n", found.x,
-                found.y);
+    std::printf("the CPU wrote y while stream1 ran; afterwards x = %d, y = %d\n", found.x, found.y);
     return found.x == 10 && found.y == 20 ? 0 : 1;
 }
 #endif

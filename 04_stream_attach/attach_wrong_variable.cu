@@ -132,10 +132,11 @@ Found walkthrough() {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough();
-    std::printf("x = %d, y = %d; cudaMemAttachSingle on the NULL stream -> %s, on half the "
-                "allocation -> %s\n",
-                found.x, found.y, cudaGetErrorName(found.answers.single_null_stream),
-                cudaGetErrorName(found.answers.single_half_size));
+    std::printf(
+        "x = %d, y = %d; cudaMemAttachSingle on the NULL stream -> %s, on half the "
+        "allocation -> %s\n",
+        found.x, found.y, cudaGetErrorName(found.answers.single_null_stream),
+        cudaGetErrorName(found.answers.single_half_size));
     return 0;
 }
 #endif

@@ -57,9 +57,9 @@ void CUDART_CB notify(void* user) {
 
 // What the walkthrough found: values that were wrong on each side of the callbacks.
 struct Found {
-    int wrong_in_callback;   // the kernel's values, as the callback saw them
-    unsigned wrong_after;    // the callback's values, as the kernel after it saw them
-    int wrong_when_woken;    // the last kernel's values, as the woken host thread read them
+    int wrong_in_callback;  // the kernel's values, as the callback saw them
+    unsigned wrong_after;   // the callback's values, as the kernel after it saw them
+    int wrong_when_woken;   // the last kernel's values, as the woken host thread read them
 };
 
 Found walkthrough() {
@@ -122,9 +122,10 @@ Found walkthrough() {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough();
-    std::printf("wrong values: %d seen by the callback, %u by the kernel after it, %d read by "
-                "the woken thread\n",
-                found.wrong_in_callback, found.wrong_after, found.wrong_when_woken);
+    std::printf(
+        "wrong values: %d seen by the callback, %u by the kernel after it, %d read by "
+        "the woken thread\n",
+        found.wrong_in_callback, found.wrong_after, found.wrong_when_woken);
     return found.wrong_in_callback == 0 && found.wrong_after == 0 && found.wrong_when_woken == 0
                ? 0
                : 1;

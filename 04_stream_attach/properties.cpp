@@ -20,8 +20,8 @@ Found walkthrough(int device) {
     // 1. The two properties.
     CUDA_CHECK(cudaDeviceGetAttribute(&found.concurrent_managed_access,
                                       cudaDevAttrConcurrentManagedAccess, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&found.concurrent_kernels, cudaDevAttrConcurrentKernels,
-                                      device));
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&found.concurrent_kernels, cudaDevAttrConcurrentKernels, device));
     // 2. What concurrentKernels = 1 predicts, tried: two 50 ms kernels in two streams take about
     //    50 ms side by side, 100 ms one after the other.
     cudaStream_t first = nullptr;

@@ -1,5 +1,5 @@
-// Section threads: the Unified Memory appendix's run_task (N.2.2.5) in several host threads at once,
-// each with its data attached to a stream of its own, then in the one stream they all share. Alone:
+// Section threads: the Unified Memory appendix's run_task (N.2.2.5) in 4 host threads at once,
+// each with its data attached to a stream of its own, then in the one stream they share. Alone:
 //   nvcc -std=c++17 -I. 04_stream_attach/threads.cu common/standalone.cu -o threads
 #include "common/check.hpp"
 #include "common/step.hpp"
@@ -162,7 +162,8 @@ Found walkthrough(int device, int threads) {
     //    and each thread waits for its own stream only.
     found.wrong += run_tasks(device, threads, StreamChoice::own, work, "a stream per thread");
     // 3. The same in cudaStreamPerThread, each host thread's own default stream.
-    found.wrong += run_tasks(device, threads, StreamChoice::per_thread, work, "cudaStreamPerThread");
+    found.wrong +=
+        run_tasks(device, threads, StreamChoice::per_thread, work, "cudaStreamPerThread");
     // 4. The same in the legacy NULL stream: every kernel waits for every earlier kernel of every
     //    thread. The data stays global there, and the CPU uses it while other threads' kernels
     //    run: a segmentation fault where concurrentManagedAccess = 0 (the Guide, N.2.2.1), so
@@ -179,7 +180,8 @@ Found walkthrough(int device, int threads) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(0, 4);
-    std::printf("run_task in 4 host threads, three kinds of stream: %d values wrong\n", found.wrong);
+    std::printf("run_task in 4 host threads, three kinds of stream: %d values wrong\n",
+                found.wrong);
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

@@ -68,8 +68,8 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
                                    "kernel runs",
                                    child_wrote && wrote,
                                    "the child " + child.describe() + "; here stream1 was " +
-                                       cudaGetErrorName(at_write) + " at the write, and y = " +
-                                       std::to_string(found.y),
+                                       cudaGetErrorName(at_write) +
+                                       " at the write, and y = " + std::to_string(found.y),
                                    "the kernel had already finished, or the attach did not "
                                    "complete",
                                    tutorial::Entry{"Programming Guide, N.2.2.4 Stream Association "

@@ -44,9 +44,10 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
         "1. the stream as the callback was queued: %s\n"
         "   values the callback found not i: %d of %d; the kernel after it found not 2 * i: %u\n"
         "2. the stream as the host began to sleep: %s; it slept %.1f ms\n"
-        "   woken: the kernel before the callback was %s (its event); values read not 3 * i: %d\n\n",
-        cudaGetErrorName(queued.stream_at_begin), found.wrong_in_callback, count,
-        found.wrong_after, cudaGetErrorName(slept.stream_at_begin), slept.host_ms,
+        "   woken: the kernel before the callback was %s (its event); values read not 3 * i: "
+        "%d\n\n",
+        cudaGetErrorName(queued.stream_at_begin), found.wrong_in_callback, count, found.wrong_after,
+        cudaGetErrorName(slept.stream_at_begin), slept.host_ms,
         cudaGetErrorName(slept.previous_at_end), found.wrong_when_woken);
     std::printf(
         "A callback runs once all work before it in its stream is done, and work after it\n"
@@ -56,22 +57,22 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
         "callback to touch it only while no other stream that may use managed data is active.\n\n",
         concurrent ? 1 : 0);
     const bool in_order = found.wrong_in_callback == 0 && found.wrong_after == 0;
-    ctx.claim(tutorial::documented(
-                  "callback_in_order",
-                  "a host function runs after the work queued before it, and the work queued "
-                  "after it waits for it to return",
-                  in_order,
-                  tutorial::format("the callback found %d of the kernel's values wrong, the kernel "
-                                   "after it %u of the callback's",
-                                   found.wrong_in_callback, found.wrong_after),
-                  "the callback ran before the kernel finished, or the next kernel did not wait "
-                  "for it",
-                  tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "called block",
-                                  "will"}),
-              queued.stream_at_begin == cudaErrorNotReady
-                  ? ""
-                  : "the kernel had finished before the callback was queued, so the order "
-                    "could not be seen");
+    ctx.claim(
+        tutorial::documented(
+            "callback_in_order",
+            "a host function runs after the work queued before it, and the work queued "
+            "after it waits for it to return",
+            in_order,
+            tutorial::format("the callback found %d of the kernel's values wrong, the kernel "
+                             "after it %u of the callback's",
+                             found.wrong_in_callback, found.wrong_after),
+            "the callback ran before the kernel finished, or the next kernel did not wait "
+            "for it",
+            tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "called block", "will"}),
+        queued.stream_at_begin == cudaErrorNotReady
+            ? ""
+            : "the kernel had finished before the callback was queued, so the order "
+              "could not be seen");
     ctx.claim(tutorial::documented(
                   "callback_uses_stream_data",
                   "inside a stream callback the CPU may use the stream's managed data",
@@ -88,15 +89,13 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
                   "signal_after_work",
                   "a callback with no device work after it can wake a waiting host thread",
                   woke_after_work,
-                  tutorial::format("the work was %s when the host began to wait; woken, it found "
-                                   "the kernel's event %s and %d wrong values",
-                                   slept.stream_at_begin == cudaErrorNotReady ? "still running"
-                                                                              : "already done",
-                                   cudaGetErrorName(slept.previous_at_end),
-                                   found.wrong_when_woken),
+                  tutorial::format(
+                      "the work was %s when the host began to wait; woken, it found "
+                      "the kernel's event %s and %d wrong values",
+                      slept.stream_at_begin == cudaErrorNotReady ? "still running" : "already done",
+                      cudaGetErrorName(slept.previous_at_end), found.wrong_when_woken),
                   "the callback signalled before the kernel was done",
-                  tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "signaling",
-                                  "can"}),
+                  tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "signaling", "can"}),
               slept.stream_at_begin == cudaErrorNotReady
                   ? ""
                   : "the work had finished before the host began to wait, so the wake could "

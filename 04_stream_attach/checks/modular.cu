@@ -65,8 +65,8 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
                   tutorial::format("the other kernel ran throughout: %s; then summed %lld of %lld",
                                    overlapped ? "yes" : "no", found.built, expected_sum),
                   "the driver did not leave a host-attached allocation to the CPU",
-                  tutorial::Entry{"Programming Guide, N.2.2.4 Stream Association Examples",
-                                  "y CPU", "可以"}),
+                  tutorial::Entry{"Programming Guide, N.2.2.4 Stream Association Examples", "y CPU",
+                                  "可以"}),
               !overlapped ? "the other kernel had ended before the constructor, so nothing was "
                             "shown"
                           : attach_rule_not_judged(concurrent));
@@ -114,9 +114,9 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         "makes each component safe on its own.\n");
     const bool right = found.built == expected_sum && found.handed_on == expected_sum &&
                        (!concurrent || child.succeeded());
-    return ctx.verdict(right, tutorial::format("every kernel summed its Table right (%lld)%s",
-                                               expected_sum,
-                                               concurrent ? ", the child's too" : ""));
+    return ctx.verdict(
+        right, tutorial::format("every kernel summed its Table right (%lld)%s", expected_sum,
+                                concurrent ? ", the child's too" : ""));
 }
 
 TUTORIAL_SECTION(modular, run_modular);

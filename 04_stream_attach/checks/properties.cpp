@@ -59,19 +59,17 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
          concurrent ? child.succeeded() : segfaulted(child),
          "a child that tried: " + child.describe(), tutorial::Evidence::documented,
          "Runtime API reference: cudaDeviceAttr",
-         concurrent
-             ? Entry{"Runtime API reference: cudaDevAttrConcurrentManagedAccess", "concurrently CPU",
-                     "can"}
-             : Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory",
-                     "CPU/GPU", "会"}},
+         concurrent ? Entry{"Runtime API reference: cudaDevAttrConcurrentManagedAccess",
+                            "concurrently CPU", "can"}
+                    : Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory",
+                            "CPU/GPU", "会"}},
         {"concurrentKernels", p.concurrent_kernels,
          p.concurrent_kernels ? "kernels of two streams run side by side"
                               : "kernels run one at a time",
          side_by_side() == (p.concurrent_kernels != 0),
-         tutorial::format("two 50 ms kernels took %.1f ms together%s", together_ms,
-                          measurements > 1
-                              ? tutorial::format(" (measurement %d)", measurements).c_str()
-                              : ""),
+         tutorial::format(
+             "two 50 ms kernels took %.1f ms together%s", together_ms,
+             measurements > 1 ? tutorial::format(" (measurement %d)", measurements).c_str() : ""),
          tutorial::Evidence::timing},
     };
     return tutorial::check_predictions(

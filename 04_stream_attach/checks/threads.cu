@@ -42,8 +42,8 @@ void print_times(const Medians& m, bool legacy_runs) {
                            {"vs one task alone", tutorial::Align::right}});
     table.named("threads");
     const auto row = [&](const char* what, double ms) {
-        table.add_row({what, tutorial::format("%.1f", ms),
-                       tutorial::format("%.2fx", ms / m.alone_ms)});
+        table.add_row(
+            {what, tutorial::format("%.1f", ms), tutorial::format("%.2fx", ms / m.alone_ms)});
     };
     row("own stream per thread (cudaStreamCreate)", m.own_ms);
     row("cudaStreamPerThread", m.per_thread_ms);
@@ -67,9 +67,10 @@ std::string why_cost_cannot_show(int device, bool legacy_runs) {
                "a stream per thread cannot be faster";
     const unsigned cpus = std::thread::hardware_concurrency();
     if (cpus != 0 && cpus < threads + 1)
-        return tutorial::format("this host has %u logical CPUs: %d threads cannot run their "
-                                "loops at once",
-                                cpus, threads);
+        return tutorial::format(
+            "this host has %u logical CPUs: %d threads cannot run their "
+            "loops at once",
+            cpus, threads);
     const Work work = work_for(device, threads);
     return tutorial::why_too_little_free(
         std::size_t{threads} * work.elements * sizeof(unsigned),
@@ -90,7 +91,8 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
         "times: a kernel (%d blocks of 256 threads, %d steps per element), wait for the stream,\n"
         "CPU work on the same data; a last kernel. The threads start their loops together and\n"
         "the time is until the last loop ends. Each round runs every way once (one task alone,\n"
-        "then the %d threads with three kinds of stream); medians of %d rounds after a warm-up.\n\n",
+        "then the %d threads with three kinds of stream); medians of %d rounds after a "
+        "warm-up.\n\n",
         threads, work.elements, work.iterations, work.blocks, work.rounds, threads, runs);
     int wrong = walkthrough(ctx.device, threads).wrong;  // the warm-up
     const Medians m = time_rounds(ctx.device, runs, legacy_runs, wrong);

@@ -98,10 +98,10 @@ Result check(Context& ctx) {
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(total));
     CUDA_CHECK(cudaFree(data));
-    return ctx.verdict(wrong == 0, tutorial::format("%d of %d totals right, the call returned "
-                                                    "after %.0f%% of the work's time",
-                                                    calls - wrong, calls,
-                                                    100.0 * t.returned_ms / t.done_ms));
+    return ctx.verdict(wrong == 0,
+                       tutorial::format("%d of %d totals right, the call returned "
+                                        "after %.0f%% of the work's time",
+                                        calls - wrong, calls, 100.0 * t.returned_ms / t.done_ms));
 }
 
 }  // namespace

@@ -108,9 +108,10 @@ std::string why_sooner_cannot_show(int device) {
 Result check(Context& ctx) {
     // The given version reads global managed memory while other threads' kernels run.
     if (tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) != 1)
-        return ctx.skip("concurrentManagedAccess = 0: the given version's CPU reads of global "
-                        "managed memory while other threads' kernels run would be a segmentation "
-                        "fault here (the Guide, N.2.2.1)");
+        return ctx.skip(
+            "concurrentManagedAccess = 0: the given version's CPU reads of global "
+            "managed memory while other threads' kernels run would be a segmentation "
+            "fault here (the Guide, N.2.2.1)");
     std::vector<std::uint32_t*> buffers(threads_count);
     for (std::uint32_t*& data : buffers) {
         CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t), cudaMemAttachGlobal));
