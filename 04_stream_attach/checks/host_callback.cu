@@ -34,6 +34,10 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
         "the host thread sleeps on it, then reads. Each kernel here waits behind %.0f ms of\n"
         "other work in the stream, so that the host is ahead of the GPU when it goes on.\n\n",
         hold_ms);
+    // Loaded before the stream is held: a kernel's first launch may wait for the device to be idle
+    // while its code loads (lazy loading), which would let the held work end first.
+    tutorial::load_kernel(fill_multiple);
+    tutorial::load_kernel(count_not_multiple);
     StepWatch watch;
     watch.hold(first_kernel, hold_ms);
     watch.hold(last_kernel, hold_ms);
