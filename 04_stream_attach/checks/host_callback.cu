@@ -22,6 +22,27 @@ constexpr const char* last_kernel = "a kernel writes 3 * i";
 constexpr const char* sleep_step = "the host thread sleeps until the callback signals";
 constexpr double hold_ms = 100.0;
 
+// What each side saw, and what the cudaLaunchHostFunc entry promises about it.
+void print_seen(const Found& found, const StepWatch::Seen& queued, const StepWatch::Seen& slept,
+                bool concurrent) {
+    std::printf(
+        "1. the stream as the callback was queued: %s\n"
+        "   values the callback found not i: %d of %d; the kernel after it found not 2 * i: %u\n"
+        "2. the stream as the host began to sleep: %s; it slept %.1f ms\n"
+        "   woken: the kernel before the callback was %s (its event); values read not 3 * i: "
+        "%d\n\n",
+        cudaGetErrorName(queued.stream_at_begin), found.wrong_in_callback, count, found.wrong_after,
+        cudaGetErrorName(slept.stream_at_begin), slept.host_ms,
+        cudaGetErrorName(slept.previous_at_end), found.wrong_when_woken);
+    std::printf(
+        "A callback runs once all work before it in its stream is done, and work after it\n"
+        "waits for it to return. The stream counts as idle while it runs, so it may use the\n"
+        "managed data attached to that stream on every system (concurrentManagedAccess is %d\n"
+        "here). For globally visible data, where it is 0, the Guide (N.2.2.2) allows a\n"
+        "callback to touch it only while no other stream that may use managed data is active.\n\n",
+        concurrent ? 1 : 0);
+}
+
 }  // namespace
 
 tutorial::Result run_host_callback(tutorial::Context& ctx) {
@@ -44,22 +65,7 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
     const Found found = walkthrough();
     const StepWatch::Seen queued = watch.seen(callback_step);
     const StepWatch::Seen slept = watch.seen(sleep_step);
-    std::printf(
-        "1. the stream as the callback was queued: %s\n"
-        "   values the callback found not i: %d of %d; the kernel after it found not 2 * i: %u\n"
-        "2. the stream as the host began to sleep: %s; it slept %.1f ms\n"
-        "   woken: the kernel before the callback was %s (its event); values read not 3 * i: "
-        "%d\n\n",
-        cudaGetErrorName(queued.stream_at_begin), found.wrong_in_callback, count, found.wrong_after,
-        cudaGetErrorName(slept.stream_at_begin), slept.host_ms,
-        cudaGetErrorName(slept.previous_at_end), found.wrong_when_woken);
-    std::printf(
-        "A callback runs once all work before it in its stream is done, and work after it\n"
-        "waits for it to return. The stream counts as idle while it runs, so it may use the\n"
-        "managed data attached to that stream on every system (concurrentManagedAccess is %d\n"
-        "here). For globally visible data, where it is 0, the Guide (N.2.2.2) allows a\n"
-        "callback to touch it only while no other stream that may use managed data is active.\n\n",
-        concurrent ? 1 : 0);
+    print_seen(found, queued, slept, concurrent);
     const bool in_order = found.wrong_in_callback == 0 && found.wrong_after == 0;
     ctx.claim(
         tutorial::documented(
