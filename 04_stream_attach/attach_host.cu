@@ -1,8 +1,11 @@
-// Section attach_host: the Unified Memory appendix's first stream-association example. y is
-// attached to the host, so the CPU may write it while a kernel runs, on every system.
-// (checks/attach_host.cu runs it in a child process first, then here, and judges it.)
+// Section attach_host: the Unified Memory appendix's first stream-association example (N.2.2.4).
+// y is attached to the host, so the CPU may write it while a kernel runs, on every system. Alone:
+//   nvcc -std=c++17 -I. 04_stream_attach/attach_host.cu common/standalone.cu -o attach_host
 #include "common/busy.hpp"
 #include "common/check.hpp"
+#include "common/step.hpp"
+
+#include <cstdio>
 
 namespace {
 
@@ -13,15 +16,14 @@ __global__ void kernel() {
     x = 10;
 }
 
-// What the CPU saw: whether stream1 was still running when it wrote y, and x and y afterwards.
-struct Seen {
-    cudaError_t at_write;
+// What the walkthrough found: x and y once stream1 is done.
+struct Found {
     int x, y;
 };
 
 // The appendix's example. A 100 ms busy kernel ahead of `kernel` keeps stream1 running while the
 // CPU writes y, even on a host that is descheduled for a moment.
-Seen attach_y_then_write() {
+Found walkthrough() {
     tutorial::load_kernel(kernel);  // or its first launch may wait for the busy kernel
     x = 0;
     y = 2;
@@ -33,11 +35,20 @@ Seen attach_y_then_write() {
     tutorial::launch_busy(stream1, 100.0);
     kernel<<<1, 1, 0, stream1>>>();
     CUDA_CHECK_LAUNCH();
-    const cudaError_t at_write = cudaStreamQuery(stream1);
+    tutorial::step("the CPU writes y", stream1);
     y = 20;  // stream1 is still running: allowed, because y is attached to the host
+    tutorial::step_end();
     CUDA_CHECK(cudaStreamSynchronize(stream1));
     CUDA_CHECK(cudaStreamDestroy(stream1));
-    return {at_write, x, y};
+    return {x, y};
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough();
+    std::printf("the CPU wrote y while stream1 ran; afterwards x = %d, y = %d\n", found.x, found.y);
+    return found.x == 10 && found.y == 20 ? 0 : 1;
+}
+#endif

@@ -1,11 +1,13 @@
 // Section attach_wrong_variable: the appendix's second example (x attached to the kernel's stream,
-// y touched by the CPU), then the rules of cudaStreamAttachMemAsync itself. (checks/ runs each
-// step in a child process, where a segmentation fault ends the child, and judges it.)
+// y touched by the CPU), then the rules of cudaStreamAttachMemAsync itself. Alone (where
+// concurrentManagedAccess = 0 it ends at the first write, a segmentation fault):
+//   nvcc -std=c++17 -I. 04_stream_attach/attach_wrong_variable.cu common/standalone.cu -o awv
 #include "common/busy.hpp"
 #include "common/check.hpp"
+#include "common/step.hpp"
 
 #include <cstddef>
-
+#include <cstdio>
 namespace {
 
 __device__ __managed__ int x;
@@ -27,7 +29,9 @@ void write_y_with_x_attached() {
     tutorial::launch_busy(stream1, 20.0);  // so that the kernel is surely still running
     kernel<<<1, 1, 0, stream1>>>();
     CUDA_CHECK_LAUNCH();
+    tutorial::step("the CPU writes y, still global", stream1);
     y = 20;
+    tutorial::step_end();
     CUDA_CHECK(cudaStreamSynchronize(stream1));
     CUDA_CHECK(cudaStreamDestroy(stream1));
 }
@@ -56,76 +60,83 @@ AttachAnswers try_attach_calls(cudaStream_t stream, char* data, std::size_t byte
     return a;
 }
 
-// How long the kernel ahead of a queued attach runs: long enough that the host surely checks on
-// it before it ends, even when the host is descheduled for a moment.
+// How long the kernel ahead of a queued attach runs: long enough that the host surely goes on
+// before it ends, even when the host is descheduled for a moment.
 constexpr double queued_kernel_ms = 200.0;
 
-// Step 2, continued. The call only enqueues the attach. A query of the stream would say
-// cudaErrorNotReady because of the kernel ahead of it, whatever the attach did; an event recorded
-// between the two tells whether the kernel was still running when the call returned.
-struct QueuedAttach {
-    cudaError_t at_return;   // the kernel's event as the attach call returned
-    cudaError_t after_sync;  // the same after cudaStreamSynchronize
-};
-
-QueuedAttach attach_behind_kernel(cudaStream_t stream, char* data) {
-    cudaEvent_t kernel_done = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&kernel_done, cudaEventDisableTiming));
+// Step 2, continued. The call only enqueues the attach: it returns while the kernel queued before
+// it still runs, and the attach takes effect once that kernel is done.
+void attach_behind_kernel(cudaStream_t stream, char* data) {
     tutorial::launch_busy(stream, queued_kernel_ms);
-    CUDA_CHECK(cudaEventRecord(kernel_done, stream));
+    tutorial::step("cudaStreamAttachMemAsync behind a running kernel", stream);
     CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
-    QueuedAttach q{};
-    q.at_return = cudaEventQuery(kernel_done);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    q.after_sync = cudaEventQuery(kernel_done);
-    CUDA_CHECK(cudaEventDestroy(kernel_done));
-    return q;
-}
-
-// Step 2 on one managed allocation of 1 MiB and a stream of its own.
-constexpr std::size_t rules_bytes = 1 << 20;
-
-struct AttachRules {
-    AttachAnswers answers;
-    QueuedAttach queued;
-};
-
-AttachRules attach_rules() {
-    char* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, rules_bytes));
-    cudaStream_t stream = nullptr;
-    CUDA_CHECK(cudaStreamCreate(&stream));
-    AttachRules rules{};
-    rules.answers = try_attach_calls(stream, data, rules_bytes);
-    rules.queued = attach_behind_kernel(stream, data);
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    CUDA_CHECK(cudaFree(data));
-    return rules;
+    tutorial::step_end();
+    CUDA_CHECK(cudaStreamSynchronize(stream));  // now the attach has taken effect
 }
 
 // Step 3. An attach to the host queued behind a running kernel, and a CPU write before that
 // kernel ends. The attach takes effect only when the work before it has finished, so until then
 // the data is still globally visible: where concurrentManagedAccess = 0 the write is a
-// segmentation fault; had the attach taken effect at once, the write would be allowed. Returns
-// the kernel's event as the host wrote.
-cudaError_t write_before_queued_attach() {
+// segmentation fault; had the attach taken effect at once, the write would be allowed.
+void write_before_queued_attach() {
     int* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, sizeof *data));  // global: cudaMemAttachGlobal
     *data = 1;
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreate(&stream));
-    cudaEvent_t kernel_done = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&kernel_done, cudaEventDisableTiming));
     tutorial::launch_busy(stream, queued_kernel_ms);
-    CUDA_CHECK(cudaEventRecord(kernel_done, stream));
     CUDA_CHECK(cudaStreamAttachMemAsync(stream, data, 0, cudaMemAttachHost));
+    tutorial::step("the CPU writes before the queued attach", stream);
     *data = 2;  // the attach is still queued: data is still global
-    const cudaError_t at_write = cudaEventQuery(kernel_done);
+    tutorial::step_end();
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaEventDestroy(kernel_done));
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(data));
-    return at_write;
+}
+
+// Step 2 on a managed allocation of 1 MiB and a stream of its own: what each call returned.
+AttachAnswers attach_rules() {
+    const std::size_t bytes = 1 << 20;
+    char* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream));
+    const AttachAnswers answers = try_attach_calls(stream, data, bytes);
+    attach_behind_kernel(stream, data);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(data));
+    return answers;
+}
+
+// What the walkthrough found: x and y after step 1, and what each attach call of step 2 returned.
+struct Found {
+    int x, y;
+    AttachAnswers answers;
+};
+
+Found walkthrough() {
+    Found found{};
+    // 1. The appendix's mistake: the CPU writes y while a kernel runs, with only x attached.
+    write_y_with_x_attached();
+    found.x = x;
+    found.y = y;
+    // 2. The rules of the call, and that it only enqueues the attach.
+    found.answers = attach_rules();
+    // 3. A write before a queued attach has taken effect.
+    write_before_queued_attach();
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough();
+    std::printf(
+        "x = %d, y = %d; cudaMemAttachSingle on the NULL stream -> %s, on half the "
+        "allocation -> %s\n",
+        found.x, found.y, cudaGetErrorName(found.answers.single_null_stream),
+        cudaGetErrorName(found.answers.single_half_size));
+    return 0;
+}
+#endif

@@ -1,18 +1,16 @@
-// Section host_callback: the CPU using managed data inside a stream callback (cudaLaunchHostFunc),
-// and a callback with no device work after it used to wake a waiting host thread, as the Unified
-// Memory appendix allows. (checks/host_callback.cu prints what each side saw and judges it.)
-#include "common/busy.hpp"
+// Section host_callback: the CPU working on a stream's managed data inside a stream callback
+// (cudaLaunchHostFunc), and a callback that only wakes a waiting host thread. Alone:
+//   nvcc -std=c++17 -I. 04_stream_attach/host_callback.cu common/standalone.cu -o host_callback
 #include "common/check.hpp"
-#include "common/timing.hpp"
+#include "common/step.hpp"
 
-#include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 
 namespace {
 
 constexpr int count = 1 << 20;
-constexpr double busy_ms = 100.0;  // long enough that the host is surely waiting before it ends
 
 __global__ void fill_multiple(int* data, int n, int factor) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -20,58 +18,28 @@ __global__ void fill_multiple(int* data, int n, int factor) {
     }
 }
 
-__global__ void count_not_multiple(const int* data, int n, int factor, unsigned int* wrong) {
+__global__ void count_not_multiple(const int* data, int n, int factor, unsigned* wrong) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         if (data[i] != factor * i) atomicAdd(wrong, 1u);
     }
 }
 
-// What the CPU and the kernels saw on each side of the callbacks.
-struct CallbackResult {
-    int wrong_in_callback = 0;     // step 1: the kernel's values, as the callback saw them
-    unsigned int wrong_after = 0;  // step 1: the callback's values, as the next kernel saw them
-    cudaError_t before_wait = cudaSuccess;  // step 2: cudaStreamQuery when the host began to wait
-    bool woken = false;
-    double waited_ms = 0.0;
-    cudaError_t at_wake = cudaErrorNotReady;  // step 2: cudaEventQuery of the kernel's event
-    int wrong_at_wake = 0;                    // step 2: values the host read once woken
-};
-
-// Step 1. The callback runs once the kernel before it has finished; the kernel after it starts
-// only when it returns. It must not call CUDA itself (the cudaLaunchHostFunc entry forbids it).
-struct DoubleJob {
+// A callback that works on the data: it checks the kernel's values (i) and writes 2 * i. Like
+// every host function, it makes no CUDA call (the cudaLaunchHostFunc entry forbids it).
+struct Job {
     int* data;
-    int wrong_seen = 0;  // values the callback found not equal to i
+    int wrong_seen;  // values that were not i
 };
 
 void CUDART_CB check_and_double(void* user) {
-    auto* job = static_cast<DoubleJob*>(user);
+    auto* job = static_cast<Job*>(user);
     for (int i = 0; i < count; ++i) {
         job->wrong_seen += job->data[i] != i ? 1 : 0;
         job->data[i] = 2 * i;
     }
 }
 
-void work_in_callback(cudaStream_t stream, int* data, unsigned int* wrong, CallbackResult& r) {
-    // Attached to the stream, the data is the callback's on every system: the stream counts as
-    // idle while its host function runs.
-    CUDA_CHECK(cudaStreamAttachMemAsync(stream, data));
-    CUDA_CHECK(cudaStreamAttachMemAsync(stream, wrong));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    DoubleJob job{data};
-    *wrong = 0;
-    fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaLaunchHostFunc(stream, check_and_double, &job));
-    count_not_multiple<<<256, 256, 0, stream>>>(data, count, 2, wrong);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    r.wrong_in_callback = job.wrong_seen;
-    r.wrong_after = *wrong;
-}
-
-// Step 2. A callback that only signals, with no device work after it: a host thread sleeping on
-// the condition variable wakes when everything queued before the callback has finished.
+// A callback that only signals: it wakes the host thread waiting on `ready`.
 struct Signal {
     std::mutex mutex;
     std::condition_variable ready;
@@ -87,45 +55,79 @@ void CUDART_CB notify(void* user) {
     signal->ready.notify_one();
 }
 
-// The event tells, once the host is woken, whether the kernel before the callback had finished.
-void wait_for_callback(cudaStream_t stream, int* data, CallbackResult& r) {
-    Signal signal;
-    cudaEvent_t filled = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&filled, cudaEventDisableTiming));
-    tutorial::launch_busy(stream, busy_ms);
-    fill_multiple<<<256, 256, 0, stream>>>(data, count, 3);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(filled, stream));
-    CUDA_CHECK(cudaLaunchHostFunc(stream, notify, &signal));
-    tutorial::HostTimer waiting;
-    r.before_wait = cudaStreamQuery(stream);  // cudaErrorNotReady: the work still runs
-    {
-        std::unique_lock<std::mutex> lock(signal.mutex);
-        r.woken =
-            signal.ready.wait_for(lock, std::chrono::seconds(30), [&] { return signal.done; });
-    }
-    r.waited_ms = waiting.elapsed_ms();
-    r.at_wake = cudaEventQuery(filled);
-    for (int i = 0; i < count; ++i) r.wrong_at_wake += data[i] != 3 * i ? 1 : 0;
-    CUDA_CHECK(cudaStreamSynchronize(stream));  // the callback itself has returned too
-    CUDA_CHECK(cudaEventDestroy(filled));
-}
+// What the walkthrough found: values that were wrong on each side of the callbacks.
+struct Found {
+    int wrong_in_callback;  // the kernel's values, as the callback saw them
+    unsigned wrong_after;   // the callback's values, as the kernel after it saw them
+    int wrong_when_woken;   // the last kernel's values, as the woken host thread read them
+};
 
-// Both steps, on one stream and one managed allocation.
-CallbackResult callbacks() {
+Found walkthrough() {
     int* data = nullptr;
-    unsigned int* wrong = nullptr;
+    unsigned* wrong = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(int)));
     CUDA_CHECK(cudaMallocManaged(&wrong, sizeof *wrong));
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CallbackResult r;
-    work_in_callback(stream, data, wrong, r);
-    wait_for_callback(stream, data, r);
+    // Attached to the stream, the data is the callbacks' on every system: the stream counts as
+    // idle while a host function of its own runs.
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, data));
+    CUDA_CHECK(cudaStreamAttachMemAsync(stream, wrong));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    *wrong = 0;
+    Found found{0, 0, 0};
+
+    // 1. A kernel writes i. The callback queued after it runs once the kernel is done, checks
+    //    the values on the CPU and writes 2 * i; the kernel queued after the callback starts only
+    //    when it returns, and counts the values that are not 2 * i.
+    Job job{data, 0};
+    tutorial::step("a kernel writes i", stream);
+    fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
+    CUDA_CHECK_LAUNCH();
+    tutorial::step("cudaLaunchHostFunc: the callback checks i, writes 2 * i", stream);
+    CUDA_CHECK(cudaLaunchHostFunc(stream, check_and_double, &job));
+    tutorial::step("a kernel checks for 2 * i", stream);
+    count_not_multiple<<<256, 256, 0, stream>>>(data, count, 2, wrong);
+    CUDA_CHECK_LAUNCH();
+    tutorial::step_end();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    found.wrong_in_callback = job.wrong_seen;
+    found.wrong_after = *wrong;
+
+    // 2. A kernel writes 3 * i, then a callback with no device work after it signals. This
+    //    thread sleeps until then and reads the data: the stream stays idle after the callback.
+    Signal signal;
+    tutorial::step("a kernel writes 3 * i", stream);
+    fill_multiple<<<256, 256, 0, stream>>>(data, count, 3);
+    CUDA_CHECK_LAUNCH();
+    tutorial::step_end();
+    CUDA_CHECK(cudaLaunchHostFunc(stream, notify, &signal));
+    tutorial::step("the host thread sleeps until the callback signals", stream);
+    {
+        std::unique_lock<std::mutex> lock(signal.mutex);
+        signal.ready.wait(lock, [&] { return signal.done; });
+    }
+    tutorial::step_end();
+    for (int i = 0; i < count; ++i) found.wrong_when_woken += data[i] != 3 * i ? 1 : 0;
+
+    CUDA_CHECK(cudaStreamSynchronize(stream));  // notify has returned: `signal` may go
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(wrong));
     CUDA_CHECK(cudaFree(data));
-    return r;
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough();
+    std::printf(
+        "wrong values: %d seen by the callback, %u by the kernel after it, %d read by "
+        "the woken thread\n",
+        found.wrong_in_callback, found.wrong_after, found.wrong_when_woken);
+    return found.wrong_in_callback == 0 && found.wrong_after == 0 && found.wrong_when_woken == 0
+               ? 0
+               : 1;
+}
+#endif

@@ -1,11 +1,13 @@
-// Section modular: why cudaMallocManaged has a cudaMemAttachHost flag. A component builds an
-// object (its constructor fills a new managed allocation) while another stream's kernel runs;
-// then its stream goes away and the memory is handed on. (checks/modular.cu runs and judges it.)
+// Section modular: why cudaMallocManaged has a cudaMemAttachHost flag (the Unified Memory
+// appendix, N.2.2.6): a component fills a new managed allocation while another thread's kernel
+// runs; then its stream goes away and the memory is handed on. Alone:
+//   nvcc -std=c++17 -I. 04_stream_attach/modular.cu common/standalone.cu -o modular
 #include "common/busy.hpp"
 #include "common/check.hpp"
+#include "common/step.hpp"
 
+#include <cstdio>
 #include <thread>
-
 namespace {
 
 constexpr int count = 1 << 16;
@@ -51,34 +53,34 @@ long long sum_on_device(const Table& table, cudaStream_t stream) {
     return value;
 }
 
-// Steps 1 and 2. A component thread builds a Table with `flags` (1: cudaMemAttachHost; 2: the
-// default, cudaMemAttachGlobal) while a kernel of another thread runs, then attaches the Table to
-// a stream of its own and sums it there. Returns whether that kernel ran throughout the
-// constructor; `sum_out` gets the sum.
-bool build_during_foreign_kernel(int device, unsigned flags, long long& sum_out) {
+// A component thread builds a Table with `flags` (cudaMemAttachHost, or the default,
+// cudaMemAttachGlobal) while a kernel of another thread runs, then attaches the Table to a stream
+// of its own and sums it there. Returns the sum.
+long long build_during_foreign_kernel(int device, unsigned flags) {
     cudaStream_t other = nullptr;  // "another thread's" stream: busy for 200 ms
     CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
     tutorial::launch_busy(other, 200.0);
-    bool overlapped = false;
+    long long total = 0;
     std::thread component([&] {
         CUDA_CHECK(cudaSetDevice(device));  // a new thread starts on device 0
-        const bool busy_before = cudaStreamQuery(other) == cudaErrorNotReady;
+        tutorial::step(flags == cudaMemAttachHost ? "the constructor fills a host-attached Table"
+                                                  : "the constructor fills a global Table",
+                       other);  // while the other stream's kernel runs
         Table table(flags);
-        const bool busy_after = cudaStreamQuery(other) == cudaErrorNotReady;
-        overlapped = busy_before && busy_after;
+        tutorial::step_end();
         cudaStream_t mine = nullptr;
         CUDA_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
         CUDA_CHECK(cudaStreamAttachMemAsync(mine, table.values()));
-        sum_out = sum_on_device(table, mine);
+        total = sum_on_device(table, mine);
         CUDA_CHECK(cudaStreamDestroy(mine));
     });
     component.join();
     CUDA_CHECK(cudaStreamSynchronize(other));
     CUDA_CHECK(cudaStreamDestroy(other));
-    return overlapped;
+    return total;
 }
 
-// Step 3. Handing the memory on: the owning stream is destroyed (the allocation goes back to the
+// Handing the memory on: the owning stream is destroyed (the allocation goes back to the
 // visibility it was allocated with, Host), and a re-attach with cudaMemAttachGlobal lets a kernel
 // in any stream use it. Returns what a kernel in a third stream summed.
 long long hand_on() {
@@ -100,4 +102,32 @@ long long hand_on() {
     return seen;
 }
 
+// What the walkthrough found: what each kernel summed.
+struct Found {
+    long long built, handed_on;
+};
+
+Found walkthrough(int device) {
+    Found found{0, 0};
+    // 1. With cudaMemAttachHost the new allocation is the component's own until it attaches it,
+    //    whatever other threads' kernels are doing. (Without the flag, cudaMemAttachGlobal, it
+    //    would count as in use by the running kernel: where concurrentManagedAccess = 0, what the
+    //    constructor's writes then do is unspecified, they may or may not fault: the Guide,
+    //    N.2.2.1.)
+    found.built = build_during_foreign_kernel(device, cudaMemAttachHost);
+    // 2. The owning stream goes away; a re-attach with cudaMemAttachGlobal hands the data on.
+    found.handed_on = hand_on();
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(0);
+    const long long expected = static_cast<long long>(count) * (count - 1) / 2;
+    std::printf("sums (expected %lld): built during another kernel %lld, handed on %lld\n",
+                expected, found.built, found.handed_on);
+    return found.built == expected && found.handed_on == expected ? 0 : 1;
+}
+#endif

@@ -1,36 +1,32 @@
-// Checks of section attach_wrong_variable: runs each step of ../attach_wrong_variable.cu in a
-// child process (a segmentation fault there ends the child, not the section), prints what each
-// child saw, and judges it against the Guide and the cudaStreamAttachMemAsync entry.
+// Checks of section attach_wrong_variable: runs ../attach_wrong_variable.cu's walkthrough in a
+// child process (a segmentation fault there ends the child, not the section; its steps tell how
+// far it got), where it ends early the later steps in children of their own, and judges each
+// step against the Guide and the cudaStreamAttachMemAsync entry.
 #include "04_stream_attach/attach_wrong_variable.cu"
 
 #include "../helpers/attach_rules.hpp"
+#include "../helpers/step_watch.hpp"
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-// Child role: write_y_with_x_attached.
-int child_wrong_variable(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::printf("x attached to stream1; the kernel runs; the host writes y = 20...\n");
-    std::fflush(stdout);  // printed even if the write ends the process
-    write_y_with_x_attached();
-    std::printf("...and survived: x = %d, y = %d\n", x, y);
-    return x == 10 && y == 20 ? 0 : 3;
-}
+using tutorial::ChildResult;
+using tutorial::Entry;
 
-// Child role: what cudaStreamAttachMemAsync accepts and refuses, one line per call, and whether
-// the call returns before the kernel queued ahead of it ends. Exit 0 once every line is printed;
-// the parent judges the answers.
-int child_attach_rules(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    const AttachRules rules = attach_rules();
-    const AttachAnswers& a = rules.answers;
+namespace {
+
+// The walkthrough's steps, by the names it gives them.
+constexpr const char* write_y_step = "the CPU writes y, still global";
+constexpr const char* queued_step = "cudaStreamAttachMemAsync behind a running kernel";
+constexpr const char* pending_step = "the CPU writes before the queued attach";
+
+// One line per attach call: "<call> -> <what it returned> (allowed|not allowed)".
+void print_answers(const AttachAnswers& a) {
     struct Case {
         const char* call;
         cudaError_t got;
@@ -48,70 +44,77 @@ int child_attach_rules(const std::vector<std::string>& args) {
         std::printf("%-36s -> %s (%s)\n", c.call, cudaGetErrorName(c.got),
                     c.allowed ? "allowed" : "not allowed");
     }
-    std::printf("the %.0f ms kernel's event as the queued attach returned -> %s\n",
-                queued_kernel_ms, cudaGetErrorName(rules.queued.at_return));
-    std::printf("the kernel's event after cudaStreamSynchronize -> %s\n",
-                cudaGetErrorName(rules.queued.after_sync));
+}
+
+int device_of(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    return device;
+}
+
+}  // namespace
+
+// Child role: the walkthrough, a line per step as it begins (flushed: printed even if the next
+// write ends the process), then what it found.
+int child_walkthrough(const std::vector<std::string>& args) {
+    device_of(args);
+    StepWatch watch(true);
+    const Found found = walkthrough();
+    std::printf("x, y after step 1 -> %d, %d\n", found.x, found.y);
+    print_answers(found.answers);
     return 0;
 }
 
-// Child role: write_before_queued_attach, where the write may end the process.
+// Child roles for one step each, where the walkthrough's child ended before it (and for
+// `properties`, which tries step 1).
+int child_wrong_variable(const std::vector<std::string>& args) {
+    device_of(args);
+    StepWatch watch(true);
+    write_y_with_x_attached();
+    std::printf("x, y after step 1 -> %d, %d\n", x, y);
+    return x == 10 && y == 20 ? 0 : 3;
+}
+
+int child_attach_rules(const std::vector<std::string>& args) {
+    device_of(args);
+    StepWatch watch(true);
+    print_answers(attach_rules());
+    return 0;
+}
+
 int child_attach_pending(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::printf("attach to the host queued behind a %.0f ms kernel; the host writes now...\n",
-                queued_kernel_ms);
-    std::fflush(stdout);  // printed even if the write ends the process
-    const cudaError_t at_write = write_before_queued_attach();
-    std::printf("...and survived; the kernel's event at the write -> %s\n",
-                cudaGetErrorName(at_write));
+    device_of(args);
+    StepWatch watch(true);
+    write_before_queued_attach();
     return 0;
 }
 
 namespace {
 
-// The error name a child printed for `call` ("cudaErrorInvalidValue (not allowed)" gives
+// The name of the last step a child began ("" if none): where it was when it ended.
+std::string last_step(const ChildResult& child) {
+    const std::string mark = "step \"";
+    const std::size_t at = child.output.rfind(mark);
+    if (at == std::string::npos) return "";
+    const std::size_t end = child.output.find('"', at + mark.size());
+    return child.output.substr(at + mark.size(), end - at - mark.size());
+}
+
+// A child's answer to `call`, up to the first space ("cudaErrorInvalidValue (not allowed)" gives
 // "cudaErrorInvalidValue"), or what child_answer says instead.
-std::string answer_name(const tutorial::ChildResult& child, const std::string& call) {
+std::string answer_name(const ChildResult& child, const std::string& call) {
     const std::string answer = tutorial::child_answer(child, call);
     return answer.substr(0, answer.find(' '));
 }
 
-// Part 1: x attached to the kernel's stream, the CPU writes y. True if it went as
-// concurrentManagedAccess predicts.
-bool show_wrong_variable(tutorial::Context& ctx, bool concurrent) {
-    std::printf(
-        "1. x attached to the kernel's stream, the CPU writes y (in a child process;\n"
-        "   concurrentManagedAccess = %d, so expected: %s):\n",
-        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
-    const tutorial::ChildResult wrong =
-        tutorial::run_child("wrong_variable", {std::to_string(ctx.device)});
-    tutorial::print_child_output(wrong);
-    std::printf("   The child %s.\n", wrong.describe().c_str());
-    std::printf(
-        "   Attaching x says nothing about y: y keeps global visibility, so where\n"
-        "   concurrentManagedAccess = 0 the system must assume the running kernel may use it\n"
-        "   and the CPU may not touch it. %s\n",
-        concurrent ? "Here any managed memory may be shared concurrently, so it\n"
-                     "   works; the same code crashes on Windows, WSL or Jetson."
-                   : "Here that is exactly what happened.");
-    ctx.claim(tutorial::documented("with only x attached, the CPU writing y during the kernel is "
-                                   "a segmentation fault",
-                                   segfaulted(wrong), "the child " + wrong.describe(),
-                                   "the driver let the CPU touch globally visible managed memory "
-                                   "while a kernel ran",
-                                   "Programming Guide, N.2.2.4 Stream Association Examples"),
-              attach_rule_not_judged(concurrent));
-    return concurrent ? wrong.succeeded() : segfaulted(wrong);
+// A child that ended with a segmentation fault at the CPU write of the step `step`.
+bool faulted_at(const ChildResult& child, const char* step) {
+    return segfaulted(child) && last_step(child) == step;
 }
 
-// Part 2: the calls cudaStreamAttachMemAsync accepts and refuses, and whether it returns before
-// the kernel queued ahead of it ends. True if every answer the reference promises came as it says.
-bool show_rules(tutorial::Context& ctx) {
-    std::printf("\n2. The rules of cudaStreamAttachMemAsync (in a child process):\n");
-    const tutorial::ChildResult rules =
-        tutorial::run_child("attach_rules", {std::to_string(ctx.device)});
-    tutorial::print_child_output(rules);
-    std::printf("   The child %s.\n", rules.describe().c_str());
+// Step 2: what the call accepted and refused, and whether it returned while the kernel queued
+// before it still ran. True if every answer the reference promises came as it says.
+bool judge_rules(tutorial::Context& ctx, const ChildResult& rules) {
     const std::string null_single = answer_name(rules, "Single, the NULL stream");
     const std::string half = answer_name(rules, "Single, own stream, half the size");
     int accepted = 0;
@@ -120,56 +123,37 @@ bool show_rules(tutorial::Context& ctx) {
         accepted += answer_name(rules, call) == "cudaSuccess" ? 1 : 0;
     }
     const bool refused = null_single.rfind("cudaError", 0) == 0;
-    const bool as_documented = rules.succeeded() && refused && accepted == 4;
     ctx.claim(tutorial::documented(
-        "cudaStreamAttachMemAsync returns an error for cudaMemAttachSingle on the NULL stream, "
-        "and accepts Single with length 0 or the whole size, Host on the NULL stream and Global",
-        as_documented,
-        tutorial::format("Single on the NULL stream returned %s; %d of the other four returned "
-                         "cudaSuccess",
-                         null_single.c_str(), accepted),
-        "this driver accepts an attach the reference forbids, or refuses one it allows",
-        "Runtime API reference: cudaStreamAttachMemAsync"));
+        "single_null_refused",
+        "cudaStreamAttachMemAsync returns an error for cudaMemAttachSingle on the NULL stream",
+        refused, "it returned " + null_single,
+        "this driver accepts an attach the reference forbids",
+        Entry{"Runtime API reference: cudaStreamAttachMemAsync", "NULL returned", "will"}));
+    ctx.claim(tutorial::documented(
+        "valid_attaches_accepted",
+        "it accepts each flag it lists where the entry allows it: Single with length 0 or the "
+        "whole size, Host on the NULL stream, Global",
+        accepted == 4, tutorial::format("%d of the four returned cudaSuccess", accepted),
+        "this driver refuses an attach the reference allows",
+        Entry{"Runtime API reference: cudaStreamAttachMemAsync",
+              "flags cudaMemAttachGlobal cudaMemAttachHost cudaMemAttachSingle", "must"}));
     ctx.claim(tutorial::observed(
+        "half_size_refused",
         "cudaStreamAttachMemAsync refuses a length that is neither 0 nor the whole allocation",
         half == "cudaErrorInvalidValue", "returned " + half,
         "the cudaStreamAttachMemAsync entry says the length must be 0 or the whole allocation "
         "and names no error for another length"));
-    const std::string at_return = answer_name(rules, "as the queued attach returned");
-    const std::string after_sync = answer_name(rules, "after cudaStreamSynchronize");
-    const bool enqueued = at_return == "cudaErrorNotReady" && after_sync == "cudaSuccess";
+    const std::string at_return = tutorial::child_answer(
+        rules, std::string("end of \"") + queued_step + "\": the work before it");
+    const bool enqueued = at_return == "cudaErrorNotReady";
     ctx.claim(tutorial::documented(
+        "attach_enqueued",
         "cudaStreamAttachMemAsync enqueues the attach in the stream: the call returns while the "
         "kernel queued before it still runs",
-        enqueued,
-        tutorial::format("the kernel's event was %s as the call returned, %s after "
-                         "cudaStreamSynchronize",
-                         at_return.c_str(), after_sync.c_str()),
+        enqueued, "the kernel before it was " + at_return + " as the call returned",
         "the call waited for the work queued before it in the stream",
-        "Runtime API reference: cudaStreamAttachMemAsync"));
-    return as_documented && enqueued;
-}
-
-// Part 3: an attach to the host queued behind a running kernel, and a CPU write before it ends.
-// True if it went as concurrentManagedAccess predicts.
-bool show_pending_attach(tutorial::Context& ctx, bool concurrent) {
-    std::printf(
-        "\n3. An attach to the host queued behind a running kernel, and a CPU write before the\n"
-        "   kernel ends (in a child process; concurrentManagedAccess = %d, so expected: %s):\n",
-        concurrent ? 1 : 0, concurrent ? "it works" : "a segmentation fault");
-    const tutorial::ChildResult pending =
-        tutorial::run_child("attach_pending", {std::to_string(ctx.device)});
-    tutorial::print_child_output(pending);
-    std::printf("   The child %s.\n", pending.describe().c_str());
-    ctx.claim(tutorial::documented("an attach queued behind a running kernel takes effect only "
-                                   "when the kernel ends: until then a CPU write to the globally "
-                                   "visible data is a segmentation fault",
-                                   segfaulted(pending), "the child " + pending.describe(),
-                                   "the attach took effect at once instead of in stream order",
-                                   "Runtime API reference: cudaStreamAttachMemAsync; Programming "
-                                   "Guide, N.2.2.1 GPU Exclusive Access To Managed Memory"),
-              attach_rule_not_judged(concurrent));
-    return concurrent ? pending.succeeded() : segfaulted(pending);
+        Entry{"Runtime API reference: cudaStreamAttachMemAsync", "stream-ordered", "is"}));
+    return rules.succeeded() && refused && accepted == 4 && enqueued;
 }
 
 }  // namespace
@@ -177,10 +161,61 @@ bool show_pending_attach(tutorial::Context& ctx, bool concurrent) {
 tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
     const bool concurrent =
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    const bool wrong_variable = show_wrong_variable(ctx, concurrent);
-    const bool rules = show_rules(ctx);
-    const bool pending = show_pending_attach(ctx, concurrent);
-    return ctx.verdict(wrong_variable && rules && pending,
+    const std::string device = std::to_string(ctx.device);
+    std::printf(
+        "The walkthrough in a child process (concurrentManagedAccess = %d, so expected: %s):\n"
+        "1. x attached to the kernel's stream, the CPU writes y; 2. what cudaStreamAttachMemAsync\n"
+        "accepts and refuses, and an attach queued behind a running kernel; 3. the CPU writes\n"
+        "data whose attach to the host is still queued.\n",
+        concurrent ? 1 : 0,
+        concurrent ? "every step works" : "a segmentation fault at the write of step 1");
+    const ChildResult story = tutorial::run_child("attach_story", {device});
+    tutorial::print_child_output(story);
+    std::printf("   The child %s%s.\n", story.describe().c_str(),
+                story.succeeded() ? "" : (", in the step \"" + last_step(story) + "\"").c_str());
+    // Where the child ended early, the later steps run in children of their own.
+    const ChildResult rules =
+        story.succeeded() ? story : tutorial::run_child("attach_rules", {device});
+    const bool pending_in_story = story.succeeded() || last_step(story) == pending_step;
+    const ChildResult pending =
+        pending_in_story ? story : tutorial::run_child("attach_pending", {device});
+    if (!story.succeeded()) {
+        std::printf("\nSteps 2 and 3 in children of their own:\n");
+        tutorial::print_child_output(rules);
+        if (!pending_in_story) tutorial::print_child_output(pending);
+        std::printf("   They %s and %s.\n", rules.describe().c_str(), pending.describe().c_str());
+    }
+    std::printf(
+        "\nAttaching x says nothing about y: y keeps global visibility, so where\n"
+        "concurrentManagedAccess = 0 the system must assume the running kernel may use it, and\n"
+        "the CPU may not touch it. An attach takes effect in stream order: until the kernel\n"
+        "before it ends, the data it names is still global. %s\n\n",
+        concurrent ? "Here any managed memory may be shared concurrently, so\n"
+                     "every write works; the same code crashes on Windows, WSL or Jetson."
+                   : "Here that is what the children show.");
+    const bool first = faulted_at(story, write_y_step);
+    ctx.claim(tutorial::documented("wrong_variable_faults",
+                                   "with only x attached, the CPU writing y during the kernel is "
+                                   "a segmentation fault",
+                                   first, "the child " + story.describe(),
+                                   "the driver let the CPU touch globally visible managed memory "
+                                   "while a kernel ran",
+                                   Entry{"Programming Guide, N.2.2.4 Stream Association Examples",
+                                         "x stream1", "会"}),
+              attach_rule_not_judged(concurrent));
+    const bool rules_right = judge_rules(ctx, rules);
+    const bool third = faulted_at(pending, pending_step);
+    ctx.claim(tutorial::documented("queued_attach_write_faults",
+                                   "an attach queued behind a running kernel takes effect only "
+                                   "when the kernel ends: until then a CPU write to the globally "
+                                   "visible data is a segmentation fault",
+                                   third, "the child " + pending.describe(),
+                                   "the attach took effect at once instead of in stream order",
+                                   Entry{"Runtime API reference: cudaStreamAttachMemAsync",
+                                         "stream-ordered", "will"}),
+              attach_rule_not_judged(concurrent));
+    const bool writes_as_predicted = concurrent ? story.succeeded() : first && third;
+    return ctx.verdict(writes_as_predicted && rules_right,
                        tutorial::format("the CPU's writes behaved as concurrentManagedAccess = %d "
                                         "predicts, and every attach call returned what the "
                                         "reference promises",
@@ -188,6 +223,7 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
 }
 
 TUTORIAL_SECTION(attach_wrong_variable, run_attach_wrong_variable);
+TUTORIAL_CHILD(attach_story, child_walkthrough);
 TUTORIAL_CHILD(wrong_variable, child_wrong_variable);
 TUTORIAL_CHILD(attach_rules, child_attach_rules);
 TUTORIAL_CHILD(attach_pending, child_attach_pending);

@@ -1,15 +1,16 @@
-// Checks of section modular: builds the component of ../modular.cu with cudaMemAttachHost, then
-// without it in a child process (where a fault ends the child), hands the memory on, and judges
-// each part against the Guide and the cudaStreamAttachMemAsync entry.
+// Checks of section modular: runs ../modular.cu's walkthrough (a component builds its Table with
+// cudaMemAttachHost while another stream's kernel runs; the memory handed on), reads the other
+// stream's state across the constructor, runs the same construction without the flag in a child
+// process (where it may fault), and judges each part.
 #include "04_stream_attach/modular.cu"
 
 #include "../helpers/attach_rules.hpp"
+#include "../helpers/step_watch.hpp"
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -17,51 +18,58 @@
 namespace {
 
 constexpr long long expected_sum = static_cast<long long>(count) * (count - 1) / 2;
+constexpr const char* host_step = "the constructor fills a host-attached Table";
+constexpr const char* global_step = "the constructor fills a global Table";
+
+// Whether the other stream's kernel ran throughout the step: busy as it began, and the work
+// queued before the step still unfinished as it ended.
+bool ran_throughout(const StepWatch::Seen& seen) {
+    return seen.stream_at_begin == cudaErrorNotReady && seen.before_at_end == cudaErrorNotReady;
+}
 
 }  // namespace
 
-// Child role: the same construction without cudaMemAttachHost. Where concurrentManagedAccess is
-// 0 the Guide (N.2.2.1) leaves memory allocated while the GPU is active unspecified until more work
-// is launched or the GPU is synchronized: the constructor's first write may or may not be a
+// Child role: the construction without cudaMemAttachHost, where concurrentManagedAccess is 0. The
+// Guide (N.2.2.1) leaves memory allocated while the GPU is active unspecified until more work is
+// launched or the GPU is synchronized: the constructor's first write may or may not be a
 // segmentation fault. Only cudaMemAttachHost makes it defined.
 int child_construct_global(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    long long total = 0;
-    const bool overlapped = build_during_foreign_kernel(device, cudaMemAttachGlobal, total);
-    std::printf(
-        "built a Table with cudaMemAttachGlobal during another stream's kernel: %s; "
-        "sum %lld\n",
-        overlapped ? "overlapped" : "did not overlap", total);
-    return overlapped && total == expected_sum ? 0 : 3;
+    StepWatch watch(true);
+    const long long total = build_during_foreign_kernel(device, cudaMemAttachGlobal);
+    std::printf("the other kernel ran throughout the constructor -> %s\n",
+                ran_throughout(watch.seen(global_step)) ? "yes" : "no");
+    std::printf("the Table built without the flag summed -> %lld\n", total);
+    return total == expected_sum ? 0 : 3;
 }
 
 tutorial::Result run_modular(tutorial::Context& ctx) {
     const bool concurrent =
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
-    int ok = 0;
-
+    StepWatch watch;
+    const Found found = walkthrough(ctx.device);
+    const bool overlapped = ran_throughout(watch.seen(host_step));
     std::printf(
-        "1. A component thread builds a Table (cudaMallocManaged with cudaMemAttachHost,\n"
-        "   then the constructor fills it on the CPU) while another stream's kernel runs:\n");
-    long long total = 0;
-    const bool overlapped = build_during_foreign_kernel(ctx.device, cudaMemAttachHost, total);
-    std::printf(
+        "1. A component thread builds a Table (cudaMallocManaged with cudaMemAttachHost, then\n"
+        "   the constructor fills it on the CPU) while another stream's kernel runs:\n"
         "   the other kernel was running throughout the constructor: %s\n"
         "   the component attached the Table to its own stream; a kernel there summed it:\n"
         "   %lld (expected %lld)\n",
-        overlapped ? "yes" : "no", total, expected_sum);
-    const bool built = overlapped && total == expected_sum;
-    ok += built;
+        overlapped ? "yes" : "no", found.built, expected_sum);
     ctx.claim(tutorial::documented(
-        "a component builds a cudaMemAttachHost allocation while another stream's kernel runs, "
-        "and a kernel in its own stream then reads all of it",
-        built,
-        tutorial::format("the other kernel ran throughout: %s; sum %lld of %lld",
-                         overlapped ? "yes" : "no", total, expected_sum),
-        "the other kernel had ended before the constructor, or the attach to the component's "
-        "stream did not make the data visible there",
-        "Programming Guide, N.2.2.6 Advanced Topic: Modular Programs and Data Access Constraints"));
+                  "host_flag_fill",
+                  "a component's constructor fills its new cudaMemAttachHost allocation on the CPU "
+                  "while another stream's kernel runs",
+                  found.built == expected_sum,
+                  tutorial::format("the other kernel ran throughout: %s; then summed %lld of %lld",
+                                   overlapped ? "yes" : "no", found.built, expected_sum),
+                  "the driver did not leave a host-attached allocation to the CPU",
+                  tutorial::Entry{"Programming Guide, N.2.2.4 Stream Association Examples", "y CPU",
+                                  "可以"}),
+              !overlapped ? "the other kernel had ended before the constructor, so nothing was "
+                            "shown"
+                          : attach_rule_not_judged(concurrent));
 
     std::printf(
         "\n2. The same without the flag (cudaMemAttachGlobal), in a child process;\n"
@@ -72,44 +80,43 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         tutorial::run_child("construct_global", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
-    // Where concurrentManagedAccess = 1 the CPU may touch any managed memory during a kernel, so
-    // the child must work. Where it is 0 the Guide leaves this access unspecified: what the driver
-    // did is shown, and the verdict does not rest on it.
-    ok += concurrent && child.succeeded() ? 1 : 0;
-    ctx.claim(tutorial::observed("without cudaMemAttachHost, filling the new allocation while "
+    // Where concurrentManagedAccess = 0 the Guide leaves this access unspecified: what the driver
+    // did is shown, and the verdict does not rest on it. Where it is 1 the child must work.
+    ctx.claim(tutorial::observed("without_flag_faults",
+                                 "without cudaMemAttachHost, filling the new allocation while "
                                  "another stream's kernel runs is a segmentation fault",
                                  segfaulted(child), "the child " + child.describe(),
                                  "the Guide (N.2.2.1) leaves memory allocated while the GPU is "
                                  "active unspecified until more work is launched or the GPU "
                                  "synchronizes: a CPU access may or may not fault"),
               attach_rule_not_judged(concurrent));
-
     std::printf(
         "\n3. Handing the memory on: the owning stream is destroyed, the allocation goes\n"
         "   back to its default visibility (Host, as allocated), and a re-attach with\n"
-        "   cudaMemAttachGlobal lets a kernel in any stream use it:\n");
-    const long long seen = hand_on();
-    std::printf("   a kernel in a third stream summed it: %lld (expected %lld)\n", seen,
-                expected_sum);
-    const bool handed_on = seen == expected_sum;
-    ok += handed_on;
+        "   cudaMemAttachGlobal lets a kernel in any stream use it: a kernel in a third stream\n"
+        "   summed it: %lld (expected %lld)\n",
+        found.handed_on, expected_sum);
     ctx.claim(tutorial::documented(
-        "once the owning stream is gone, a re-attach with cudaMemAttachGlobal lets a kernel in "
-        "any stream use the data",
-        handed_on, handed_on ? "the third stream's kernel summed it right" : "its sum was wrong",
-        "the re-attach did not take effect before the kernel ran",
-        "Runtime API reference: cudaStreamAttachMemAsync"));
+                  "reattach_global",
+                  "once the owning stream is gone, a re-attach with cudaMemAttachGlobal lets a "
+                  "kernel in any stream use the data",
+                  found.handed_on == expected_sum,
+                  found.handed_on == expected_sum ? "the third stream's kernel summed it right"
+                                                  : "its sum was wrong",
+                  "the re-attach did not take effect before the kernel ran",
+                  tutorial::Entry{"Runtime API reference: cudaStreamAttachMemAsync",
+                                  "cudaMemAttachGlobal", "can"}),
+              association_not_judged(concurrent));
     std::printf(
         "\nWithout the flag, a component would need a process-wide barrier: every thread\n"
         "attaches its data before any thread launches a kernel, and a second barrier before\n"
-        "any stream is destroyed (which returns the data to global visibility). The flag\n"
+        "any stream is destroyed (which returns the data to its default visibility). The flag\n"
         "makes each component safe on its own.\n");
-    const int parts = concurrent ? 3 : 2;
-    return ctx.verdict(ok == parts,
-                       tutorial::format("%d of %d parts behaved as documented for "
-                                        "concurrentManagedAccess = %d%s",
-                                        ok, parts, concurrent ? 1 : 0,
-                                        concurrent ? "" : " (part 2 is left open by the Guide)"));
+    const bool right = found.built == expected_sum && found.handed_on == expected_sum &&
+                       (!concurrent || child.succeeded());
+    return ctx.verdict(
+        right, tutorial::format("every kernel summed its Table right (%lld)%s", expected_sum,
+                                concurrent ? ", the child's too" : ""));
 }
 
 TUTORIAL_SECTION(modular, run_modular);

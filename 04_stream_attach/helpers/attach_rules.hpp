@@ -15,6 +15,15 @@ inline std::string attach_rule_not_judged(bool concurrent) {
                       : "";
 }
 
+// Why a claim about which streams' kernels may use an allocation is not judged on this device,
+// or "" where it is: where concurrentManagedAccess = 1 a kernel in any stream may use any managed
+// memory, whatever its association.
+inline std::string association_not_judged(bool concurrent) {
+    return concurrent ? "concurrentManagedAccess = 1 here, so a kernel in any stream may use "
+                        "managed memory whatever it is attached to, and the rule cannot be shown"
+                      : "";
+}
+
 // Where concurrentManagedAccess = 0 the Programming Guide (N.2.2.1) names the outcome of a CPU
 // access to managed memory a running kernel may use: a segmentation fault.
 inline bool segfaulted(const tutorial::ChildResult& child) {
