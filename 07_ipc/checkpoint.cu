@@ -67,8 +67,8 @@ Found walkthrough(Child& child) {
     if (!found.child_ready) return found;
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[0]));
 
-    // 2. Lock: the child's CUDA calls now block, once the work it submitted has finished. If the
-    //    lock cannot be had within the timeout, the child is left running.
+    // 2. Lock: from now on the child's CUDA calls block. If the lock cannot be had within the
+    //    timeout, the child is left running.
     CUcheckpointLockArgs lock_args{};  // the reserved fields must be zero
     lock_args.timeoutMs = 10000;
     tutorial::step("cuCheckpointProcessLock");

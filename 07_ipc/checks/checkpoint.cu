@@ -56,7 +56,8 @@ constexpr const char* unsupported_open =
     "supported, and says a process that meets one is not kept in a good state";
 constexpr const char* same_address_open =
     "the cuCheckpointProcessRestore entry restores a process's GPU memory contents from its last "
-    "checkpoint but says nothing of the addresses they come back at";
+    "checkpoint and says nothing of their addresses; NVIDIA's cuda-checkpoint README says mappings "
+    "are restored at their original addresses";
 
 std::string state_name(CUprocessState state) {
     switch (state) {
@@ -83,7 +84,7 @@ std::string why_no_checkpoint() {
     const CUresult result = cuCheckpointProcessGetState(static_cast<int>(getpid()), &state);
     if (result == CUDA_ERROR_NOT_SUPPORTED)
         return "cuCheckpointProcessGetState on this process returned CUDA_ERROR_NOT_SUPPORTED: "
-               "this driver, system or tool (a profiler, compute-sanitizer) does not checkpoint";
+               "this driver or system does not checkpoint CUDA processes";
     return "";
 }
 
@@ -266,7 +267,7 @@ struct Probe {
 
 Probe probe(int device, const char* kind) {
     Probe p;
-    p.result = tutorial::run_child("checkpoint_prober", {std::to_string(device), kind}, "", 90.0);
+    p.result = tutorial::run_child("checkpoint_prober", {std::to_string(device), kind}, "", 25.0);
     tutorial::print_child_output(p.result);
     p.lock = answer_of(p.result, lock_step);
     p.checkpoint = answer_of(p.result, checkpoint_step);
@@ -277,6 +278,7 @@ Probe probe(int device, const char* kind) {
 }
 
 std::string seen_of(const Probe& p) {
+    if (p.lock.empty()) return "not tried";
     std::string seen = "lock: " + p.lock + "; checkpoint: " + p.checkpoint;
     if (p.checkpoint == "CUDA_SUCCESS")
         seen += "; restore: " + p.restore + "; unlock: " + p.unlock + "; read back: " + p.read;
@@ -288,6 +290,8 @@ std::string why_probe_unanswered(const Probe& p) {
     if (p.checkpoint.rfind("CUDA_", 0) == 0) return "";
     if (p.lock.rfind("CUDA_", 0) == 0 && p.lock != "CUDA_SUCCESS")
         return "the lock was refused (" + p.lock + "), so the checkpoint was never asked";
+    if (p.lock == "CUDA_SUCCESS")
+        return "cuCheckpointProcessCheckpoint never answered: the prober " + p.result.describe();
     return "the prober never asked for the checkpoint: it " + p.result.describe();
 }
 
@@ -299,33 +303,23 @@ void probe_unsupported(tutorial::Context& ctx) {
         tutorial::format_bytes(probe_bytes).c_str());
     const std::string room =
         tutorial::why_too_little_free(2 * context_room, "for a prober and its holder");
-    if (!room.empty()) {
-        ctx.claim(tutorial::observed("managed_memory",
-                                     "a process holding managed memory is not checkpointed: "
-                                     "cuCheckpointProcessCheckpoint refuses it",
-                                     true, "not tried", unsupported_open),
-                  room);
-        ctx.claim(tutorial::observed("ipc_memory",
-                                     "a process that opened another's IPC handle is not "
-                                     "checkpointed: cuCheckpointProcessCheckpoint refuses it",
-                                     true, "not tried", unsupported_open),
-                  room);
-        return;
+    Probe managed, ipc;
+    if (room.empty()) {
+        managed = probe(ctx.device, "managed");
+        ipc = probe(ctx.device, "ipc");
     }
-    const Probe managed = probe(ctx.device, "managed");
-    const Probe ipc = probe(ctx.device, "ipc");
     std::printf("\n");
     ctx.claim(tutorial::observed("managed_memory",
                                  "a process holding managed memory is not checkpointed: "
                                  "cuCheckpointProcessCheckpoint refuses it",
                                  managed.checkpoint != "CUDA_SUCCESS", seen_of(managed),
                                  unsupported_open),
-              why_probe_unanswered(managed));
+              room.empty() ? why_probe_unanswered(managed) : room);
     ctx.claim(tutorial::observed("ipc_memory",
                                  "a process that opened another's IPC handle is not "
                                  "checkpointed: cuCheckpointProcessCheckpoint refuses it",
                                  ipc.checkpoint != "CUDA_SUCCESS", seen_of(ipc), unsupported_open),
-              why_probe_unanswered(ipc));
+              room.empty() ? why_probe_unanswered(ipc) : room);
 }
 
 double hold_seconds() {
@@ -382,8 +376,8 @@ bool try_the_calls(tutorial::ChildProcess& holder) {
         return false;
     holder.send("check\n");
     std::string line;
-    const bool read = holder.read_line(line, 30.0);
-    std::printf("the holder read -> %s\n", read ? line.c_str() : "(nothing within 30 s)");
+    const bool read = holder.read_line(line, 5.0);
+    std::printf("the holder read -> %s\n", read ? line.c_str() : "(nothing within 5 s)");
     return true;
 }
 
@@ -437,11 +431,11 @@ int child_checkpoint_prober(const std::vector<std::string>& args) {
         holder.send(handle_line(handle, probe_count));
     }
     std::string line;
-    const bool holds = holder.read_line(line, 30.0) && line.rfind("holds", 0) == 0;
+    const bool holds = holder.read_line(line, 10.0) && line.rfind("holds", 0) == 0;
     std::printf("holder %d: %s\n", static_cast<int>(holder.pid()), line.c_str());
     const bool went = holds && try_the_calls(holder);
     // A holder still locked or checkpointed cannot finish: 2 s, then SIGKILL.
-    std::printf("the holder %s\n", holder.wait(went ? 30.0 : 2.0).describe().c_str());
+    std::printf("the holder %s\n", holder.wait(went ? 5.0 : 2.0).describe().c_str());
     if (exported != nullptr) CUDA_CHECK(cudaFree(exported));
     return holds ? 0 : 3;
 }
