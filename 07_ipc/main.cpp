@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
             Section{"which_memory", "every kind of memory against every way of sharing it"},
             Section{"dmabuf", "device memory as a dma-buf descriptor, for NICs and other drivers"},
             Section{"cross_gpu", "workers on other GPUs use the master's memory (2+ GPUs)"},
+            Section{"checkpoint", "a child's GPU memory checkpointed to host memory, restored",
+                    Takes{}.size(2 << 20, 2 * GiB, 16 << 20).holds(1, 1)},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }

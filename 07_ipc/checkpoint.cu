@@ -1,0 +1,199 @@
+// Section checkpoint: can a running process's GPU memory leave the GPU and come back? A parent
+// locks a child that holds a pattern in device memory, checkpoints it, restores and unlocks it.
+// Alone: nvcc -std=c++17 -I. 07_ipc/checkpoint.cu common/standalone.cu -o checkpoint
+#include "common/check.hpp"
+#include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+namespace {
+
+constexpr std::uint32_t seed = 7;
+
+// What the parent saw: the child's state before the lock and after each call, the free device
+// memory around the checkpoint, and what the child read back after the unlock.
+struct Found {
+    bool child_ready = false;        // the child said where its pattern is...
+    void* address = nullptr;         // ...at this address, in the child
+    CUprocessState states[5] = {};   // before the lock; after lock, checkpoint, restore, unlock
+    std::size_t free_locked = 0;     // cudaMemGetInfo: locked, the child's memory on the GPU
+    std::size_t free_checkpointed = 0;
+    std::size_t free_restored = 0;
+    bool child_read = false;         // the child read its buffer again after the unlock...
+    void* address_after = nullptr;   // ...through this pointer
+    std::size_t wrong = 0;           // ...and found this many values wrong
+};
+
+// The child's side. It puts a pattern in device memory, says where on its standard output, then
+// waits for a line on its standard input; meanwhile the parent checkpoints and restores it. It
+// makes no CUDA call while it waits (a locked process's next call would block). Then it reads its
+// buffer again through the same pointer and counts the values that are not the pattern.
+int hold_pattern(int device, std::size_t bytes) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    CUDA_CHECK(cudaSetDevice(device));
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMalloc(&data, bytes));
+    fill_on_device(data, count, seed);  // waits for the kernel: nothing is left in flight
+    std::cout << "holds " << bytes << " bytes at " << static_cast<void*>(data) << std::endl;
+    std::string line;
+    std::getline(std::cin, line);  // "check": the parent has restored and unlocked this process
+    const std::size_t wrong = mismatches_on_device(data, count, seed);
+    std::cout << "read " << static_cast<void*>(data) << ": " << wrong << " wrong" << std::endl;
+    CUDA_CHECK(cudaFree(data));
+    return wrong == 0 ? 0 : 1;
+}
+
+// The parent's side. `child` is a process already started that runs hold_pattern: pid(), its
+// standard output by read_line(line, seconds), its standard input by send(text). Each call names
+// the child by its process id; cuCheckpointProcessGetState reads back the state it left.
+template <typename Child>
+Found walkthrough(Child& child) {
+    const auto cuCheckpointProcessGetState = DRIVER_FUNCTION(cuCheckpointProcessGetState);
+    const auto cuCheckpointProcessLock = DRIVER_FUNCTION(cuCheckpointProcessLock);
+    const auto cuCheckpointProcessCheckpoint = DRIVER_FUNCTION(cuCheckpointProcessCheckpoint);
+    const auto cuCheckpointProcessRestore = DRIVER_FUNCTION(cuCheckpointProcessRestore);
+    const auto cuCheckpointProcessUnlock = DRIVER_FUNCTION(cuCheckpointProcessUnlock);
+    const int pid = child.pid();
+    std::size_t total = 0;
+    Found found;
+
+    // 1. The child fills its buffer and says where it is; it is running.
+    std::string line;
+    found.child_ready = child.read_line(line, 60.0) &&
+                        std::sscanf(line.c_str(), "holds %*s bytes at %p", &found.address) == 1;
+    if (!found.child_ready) return found;
+    CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[0]));
+
+    // 2. Lock: from now on the child's CUDA calls block. If the lock cannot be had within the
+    //    timeout, the child is left running.
+    CUcheckpointLockArgs lock_args{};  // the reserved fields must be zero
+    lock_args.timeoutMs = 10000;
+    tutorial::step("cuCheckpointProcessLock");
+    CU_CHECK(cuCheckpointProcessLock(pid, &lock_args));
+    tutorial::step_end();
+    CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[1]));
+    CUDA_CHECK(cudaMemGetInfo(&found.free_locked, &total));
+
+    // 3. Checkpoint: the contents of the child's device memory are copied into host memory, and
+    //    its allocations and device handles are released: the GPU memory is free for others.
+    CUcheckpointCheckpointArgs checkpoint_args{};
+    tutorial::step("cuCheckpointProcessCheckpoint");
+    CU_CHECK(cuCheckpointProcessCheckpoint(pid, &checkpoint_args));
+    tutorial::step_end();
+    CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[2]));
+    CUDA_CHECK(cudaMemGetInfo(&found.free_checkpointed, &total));
+
+    // 4. Restore: back onto the GPU it came from (no GPU pairs given), still locked. A restore
+    //    needs persistence mode or a process that has called cuInit, as this one has.
+    CUcheckpointRestoreArgs restore_args{};
+    tutorial::step("cuCheckpointProcessRestore");
+    CU_CHECK(cuCheckpointProcessRestore(pid, &restore_args));
+    tutorial::step_end();
+    CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[3]));
+    CUDA_CHECK(cudaMemGetInfo(&found.free_restored, &total));
+
+    // 5. Unlock: the child's CUDA calls run again.
+    CUcheckpointUnlockArgs unlock_args{};
+    tutorial::step("cuCheckpointProcessUnlock");
+    CU_CHECK(cuCheckpointProcessUnlock(pid, &unlock_args));
+    tutorial::step_end();
+    CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[4]));
+
+    // 6. The child reads its buffer through the pointer it kept all along.
+    child.send("check\n");
+    found.child_read =
+        child.read_line(line, 60.0) &&
+        std::sscanf(line.c_str(), "read %p: %zu wrong", &found.address_after, &found.wrong) == 2;
+    return found;
+}
+
+}  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+
+// Alone, the child is this program again, `checkpoint hold DEVICE BYTES`, with its standard input
+// and output on pipes to this process; it is killed if this process dies first (Linux's
+// PR_SET_PDEATHSIG), so a parent that fails never leaves it behind.
+class ThisProgramAgain {
+public:
+    ThisProgramAgain(const std::string& device, const std::string& bytes) {
+        int in[2], out[2];
+        if (pipe(in) != 0 || pipe(out) != 0) std::exit(1);
+        pid_ = fork();
+        if (pid_ == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            dup2(in[0], STDIN_FILENO);
+            dup2(out[1], STDOUT_FILENO);
+            for (const int fd : {in[0], in[1], out[0], out[1]}) close(fd);
+            execl("/proc/self/exe", "checkpoint", "hold", device.c_str(), bytes.c_str(), nullptr);
+            _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        to_ = in[1];
+        from_ = out[0];
+    }
+    ~ThisProgramAgain() {  // it ends on its own once its input closes; after 10 s it is killed
+        close(to_);
+        close(from_);
+        int status = 0;
+        for (int waited_ms = 0; waitpid(pid_, &status, WNOHANG) == 0; waited_ms += 10) {
+            if (waited_ms >= 10000) {
+                kill(pid_, SIGKILL);
+                waitpid(pid_, &status, 0);
+                break;
+            }
+            usleep(10000);
+        }
+    }
+    int pid() const { return pid_; }
+    bool send(const std::string& text) {
+        return write(to_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    }
+    bool read_line(std::string& line, double seconds) {
+        line.clear();
+        pollfd ready{from_, POLLIN, 0};
+        char c = 0;
+        while (poll(&ready, 1, static_cast<int>(seconds * 1000)) > 0 && read(from_, &c, 1) == 1) {
+            if (c == '\n') return true;
+            line += c;
+        }
+        return false;
+    }
+
+private:
+    pid_t pid_ = -1;
+    int to_ = -1;
+    int from_ = -1;
+};
+
+int main(int argc, char** argv) {
+    if (argc == 4 && std::string(argv[1]) == "hold")  // the child
+        return hold_pattern(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10));
+    const std::size_t bytes = std::size_t{64} << 20;
+    CUDA_CHECK(cudaSetDevice(0));
+    ThisProgramAgain child("0", std::to_string(bytes));
+    const Found f = walkthrough(child);
+    if (!f.child_ready) {
+        std::fprintf(stderr, "the child never said where its pattern is\n");
+        return 1;
+    }
+    std::printf("the child's state: %d, then %d %d %d %d (0 running, 1 locked, 2 checkpointed)\n",
+                f.states[0], f.states[1], f.states[2], f.states[3], f.states[4]);
+    std::printf("free device memory: %zu MiB locked, %zu MiB checkpointed, %zu MiB restored\n",
+                f.free_locked >> 20, f.free_checkpointed >> 20, f.free_restored >> 20);
+    std::printf("the child read its 64 MiB at %p again (before: %p): %zu values wrong\n",
+                f.address_after, f.address, f.wrong);
+    return f.child_read && f.wrong == 0 ? 0 : 1;
+}
+#endif
