@@ -47,7 +47,10 @@ Result check_predictions(Context& ctx, const std::vector<Prediction>& prediction
         Claim claim = p.evidence == Evidence::observed
                           ? observed(id, statement, p.came_true, p.seen, p.where)
                           : documented(id, statement, p.came_true, p.seen, if_not, entry);
-        if (p.evidence == Evidence::timing) claim.evidence = Evidence::timing;
+        if (p.evidence == Evidence::timing) {
+            claim.evidence = Evidence::timing;
+            if (p.again) claim.measure_again = [&p] { return p.again() ? 1.0 : 0.0; };
+        }
         held += ctx.claim(claim) ? 1 : 0;
     }
     if (!conclusion.empty()) std::printf("\n%s\n", conclusion.c_str());

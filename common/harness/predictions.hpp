@@ -4,6 +4,7 @@
 
 #include "common/harness/chapter.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct Prediction {
     std::string where = "Runtime API reference: cudaDeviceAttr";
     // documented: the entry that ties the value to the behaviour, in its own terms (claim.hpp).
     Entry entry = {};
+    // timing: tries the behaviour again with fresh rounds, for a prediction that fell short
+    // (Claim::again); whether it came true this time.
+    std::function<bool()> again = {};
 };
 // Each prediction's claim is named after its property: canMapHostMemory -> can_map_host_memory.
 
