@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 using tutorial::format;
@@ -147,37 +148,52 @@ double smallest(const BandwidthResult& r, Ratio ratio) {
 }
 
 tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthResult& r,
-                                       double limit) {
+                                       double limit,
+                                       const std::function<BandwidthResult()>& again) {
     std::printf(
         "Without peer access the runtime copies through a staging buffer in host memory, over\n"
         "PCIe twice; with it, the sending GPU's copy engine writes into the peer's memory over\n"
         "NVLink. Both directions at once use separate links' lanes, so they add up; a kernel\n"
         "reading a peer's memory in place goes over the same links.\n\n");
+    const auto peer_vs_staged = [](const PairRates& p) { return p.peer / p.staged; };
+    const auto both_vs_one = [](const PairRates& p) { return p.peer_both / p.peer; };
+    const auto kernel_vs_copy = [](const PairRates& p) { return p.kernel / p.peer; };
+    const auto near_limit = [&](const BandwidthResult& m) {
+        return limit > 0 ? 100.0 * smallest(m, [](const PairRates& p) { return p.peer; }) / limit
+                         : 0.0;
+    };
     ctx.claim(tutorial::at_least(
-        "peer access makes copies between GPUs much faster than staging through the host "
-        "(slowest pair, with / without)",
-        smallest(r, [](const PairRates& p) { return p.peer / p.staged; }), 4.0, "x",
-        "the copies with peer access were not sent over NVLink: no NVLink between these GPUs"));
-    ctx.claim(tutorial::at_least(
-                  "one-way peer copies come close to the NVLink limit "
-                  "(slowest pair, percent of the limit)",
-                  limit > 0 ? 100.0 * smallest(r, [](const PairRates& p) { return p.peer; }) / limit
-                            : 0.0,
-                  70.0, "%", "a pair with fewer links, or other work on the GPUs"),
+                  "peer_beats_staging",
+                  "peer access makes copies between GPUs much faster than staging through the "
+                  "host (slowest pair, with / without)",
+                  smallest(r, peer_vs_staged), 4.0, "x",
+                  "the copies with peer access were not sent over NVLink: no NVLink between "
+                  "these GPUs")
+                  .again([&] { return smallest(again(), peer_vs_staged); }));
+    ctx.claim(tutorial::at_least("near_nvlink_limit",
+                                 "one-way peer copies come close to the NVLink limit "
+                                 "(slowest pair, percent of the limit)",
+                                 near_limit(r), 70.0, "%",
+                                 "a pair with fewer links, or other work on the GPUs")
+                  .again([&] { return near_limit(again()); }),
               limit <= 0 ? "this program does not know this GPU model's NVLink limit"
               : r.gpus > 2
                   ? "with more than 2 GPUs a board may split its links among the peers (without "
                     "an NVSwitch), and the CUDA runtime cannot count the links of a pair"
                   : "");
-    ctx.claim(tutorial::at_least(
-        "both directions at once carry nearly twice one direction (slowest pair, both / one)",
-        smallest(r, [](const PairRates& p) { return p.peer_both / p.peer; }), 1.8, "x",
-        "the two directions share a link or a copy engine"));
-    ctx.claim(tutorial::at_least(
-        "a kernel reading a peer's memory in place gets most of a copy's rate "
-        "(slowest pair, kernel / copy)",
-        smallest(r, [](const PairRates& p) { return p.kernel / p.peer; }), 0.5, "x",
-        "the kernel's reads do not keep enough requests in flight over the link"));
+    ctx.claim(tutorial::at_least("both_ways_double",
+                                 "both directions at once carry nearly twice one direction "
+                                 "(slowest pair, both / one)",
+                                 smallest(r, both_vs_one), 1.8, "x",
+                                 "the two directions share a link or a copy engine")
+                  .again([&] { return smallest(again(), both_vs_one); }));
+    ctx.claim(tutorial::at_least("kernel_reads_near_copy",
+                                 "a kernel reading a peer's memory in place gets most of a "
+                                 "copy's rate (slowest pair, kernel / copy)",
+                                 smallest(r, kernel_vs_copy), 0.5, "x",
+                                 "the kernel's reads do not keep enough requests in flight over "
+                                 "the link")
+                  .again([&] { return smallest(again(), kernel_vs_copy); }));
     return ctx.verdict(r.wrong == 0 && r.timed_out == 0,
                        format("every copy arrived intact, %zu values wrong; %d holds timed out",
                               r.wrong, r.timed_out));
@@ -225,7 +241,10 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
     print_matrix("kernel_reads",
                  "A kernel on the row's GPU adding up the column's GPU memory in place, GB/s:", r,
                  gpus, &PairRates::kernel, "%.1f", limit);
-    return report_peer_bandwidth(ctx, r, limit);
+    // A claim that falls short is measured again: every pair timed afresh.
+    return report_peer_bandwidth(ctx, r, limit, [&] {
+        return measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);
+    });
 }
 
 TUTORIAL_SECTION(peer_bandwidth, run_peer_bandwidth);

@@ -96,6 +96,16 @@ PortableResult measure_portable(int gpus, int home, std::size_t count, int round
     return r;
 }
 
+// Each GPU's Default buffer against its Portable one: the same GPU and the same link, so the
+// ratio shows the flag and nothing else (two GPUs may sit behind different links). The lowest of
+// the GPUs.
+double worst_default_vs_portable(const PortableResult& r) {
+    double worst = 1e300;
+    for (std::size_t i = 1; i < r.uses.size(); i += 2)
+        worst = std::min(worst, r.uses[i].copy_gbps / r.uses[i - 1].copy_gbps);
+    return worst;
+}
+
 }  // namespace
 
 tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
@@ -122,13 +132,9 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
                            {"slowest - fastest", tutorial::Align::right},
                            {"kernel read in place"},
                            {"kernel wrote, CPU checked"}});
-    // Each GPU's Default buffer against its Portable one: the same GPU and the same link, so the
-    // ratio shows the flag and nothing else (two GPUs may sit behind different links).
-    double worst_ratio = 1e300;
     int right = 0;
     for (std::size_t i = 0; i < r.uses.size(); ++i) {
         const Use& u = r.uses[i];
-        if (i % 2 == 1) worst_ratio = std::min(worst_ratio, u.copy_gbps / r.uses[i - 1].copy_gbps);
         right += u.read_wrong == 0 && u.written_wrong == 0;
         table.add_row({format("GPU %d", u.gpu), u.buffer, format("%.1f", u.copy_gbps),
                        format("%.1f - %.1f", u.copy_low, u.copy_high),
@@ -159,11 +165,17 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
         "Runtime API reference: Unified Addressing (Automatic Mapping of Host Allocated Host "
         "Memory: every cudaHostAlloc buffer, with or without cudaHostAllocPortable)"));
     ctx.claim(tutorial::at_least(
-        "without Portable, every GPU copies from the buffer as fast as from the Portable one "
-        "(Default / Portable on the same GPU, the lowest of the GPUs)",
-        worst_ratio, 0.8, "x",
-        "a GPU treated the Default buffer as pageable memory (staged through its own pinned "
-        "buffer), which only happens without unified addressing"));
+                  "default_as_fast",
+                  "without Portable, every GPU copies from the buffer as fast as from the Portable "
+                  "one (Default / Portable on the same GPU, the lowest of the GPUs)",
+                  worst_default_vs_portable(r), 0.8, "x",
+                  "a GPU treated the Default buffer as pageable memory (staged through its own "
+                  "pinned buffer), which only happens without unified addressing")
+                  .again([&] {
+                      // Fresh rounds: both buffers allocated and every GPU's copies timed afresh.
+                      return worst_default_vs_portable(
+                          measure_portable(gpus, ctx.device, bytes / 4, rounds));
+                  }));
     return ctx.verdict(
         right == uses,
         format("every GPU's kernels read and wrote both buffers: %d of %d right", right, uses));
