@@ -166,33 +166,43 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
 
     const bool pageable_access =
         tutorial::device_attribute(ctx.device, cudaDevAttrPageableMemoryAccess) == 1;
-    const Tally t = probe_every_kind(
-        ctx.device, tutorial::every_device_uses_host_pointer_for_registered(), pageable_access);
+    // Registered memory's device address is the cudaHostRegister entry's matter (its own claim
+    // comes with cudaHostGetDevicePointer); here it counts with the exceptions.
+    const Tally t = probe_every_kind(ctx.device, false, pageable_access);
+    // cudaPointerGetAttributes: the type is cudaMemoryTypeHost, cudaMemoryTypeDevice or
+    // cudaMemoryTypeManaged for the memory CUDA made, and `device` the device it was made on.
     ctx.claim(tutorial::documented(
+        "names_every_allocation",
         "from the address alone, CUDA names the type and device of every allocation it made",
         t.cuda_owned_ok == t.cuda_owned,
         tutorial::format("%d of %d CUDA allocations reported as documented", t.cuda_owned_ok,
                          t.cuda_owned),
         "this driver predates unified addressing, or an allocation was made on another device",
-        "Runtime API reference: cudaPointerGetAttributes; cudaMallocManaged"));
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                        "cudaMemoryTypeHost cudaMemoryTypeDevice cudaMemoryTypeManaged", "can"}));
+    // The reference's Unified Addressing: memory from cudaMallocHost and cudaHostAlloc is reached
+    // by kernels at the pointer value the host uses (write-combined memory excepted).
     ctx.claim(tutorial::documented(
+        "pinned_one_address",
         "pinned memory the Runtime API reference gives one address has it: devicePointer == the "
         "host pointer",
         t.pinned > 0 && t.pinned_one_address == t.pinned,
         tutorial::format("%d of %d pinned buffers", t.pinned_one_address, t.pinned),
         "the driver maps pinned memory at a separate device address, against the reference's "
         "section Unified Addressing",
-        "Runtime API reference: Unified Addressing (Automatic Mapping of Host Allocated Host "
-        "Memory); cudaHostRegister (where every device has canUseHostPointerForRegisteredMem = "
-        "1)"));
+        tutorial::Entry{"Runtime API reference: Unified Addressing", "cudaMallocHost cudaHostAlloc",
+                        "is"}));
+    // The note of cudaPointerGetAttributes: from CUDA 11.0 a host pointer CUDA does not know
+    // gives cudaMemoryTypeUnregistered, and the call cudaSuccess.
     ctx.claim(tutorial::documented(
+        "unknown_is_unregistered",
         "asking about memory CUDA never saw is not an error: it is cudaMemoryTypeUnregistered",
         t.foreign_ok == t.foreign,
         tutorial::format("%d of %d malloc/new/stack pointers: cudaSuccess, unregistered%s",
                          t.foreign_ok, t.foreign, pageable_access ? "" : ", no device pointer"),
         "a CUDA runtime older than 11.0, which returned cudaErrorInvalidValue here",
-        "Runtime API reference: cudaPointerGetAttributes (from CUDA 11.0 a host pointer CUDA "
-        "does not know is cudaMemoryTypeUnregistered, with cudaSuccess)"));
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                        "cudaMemoryTypeUnregistered cudaSuccess", "will"}));
     const int total = t.cuda_owned + t.foreign;
     return ctx.verdict(t.wrong == 0,
                        tutorial::format("%d of %d pointer kinds report the documented type, "

@@ -108,8 +108,7 @@ tutorial::Result run_host_pointer_in_kernel(tutorial::Context& ctx) {
                           "the data did not come over the link: was it cached on the GPU?")
             .again([&] {
                 const Reads n = again();
-                return link_gbps > 0 ? tutorial::gb_per_s(bytes, n.over_host.ms) / link_gbps
-                                     : 0.0;
+                return link_gbps > 0 ? tutorial::gb_per_s(bytes, n.over_host.ms) / link_gbps : 0.0;
             });
     if (link_gbps <= 0) within_link.seen = tutorial::format("%.1f GB/s", host_gbps);
     ctx.claim(within_link, no_link_limit);

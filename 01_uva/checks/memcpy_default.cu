@@ -77,20 +77,28 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
         "may rely on either; another driver may do otherwise. Without UVA the kind is all the\n"
         "runtime has, so a wrong one copies garbage or crashes: write cudaMemcpyDefault.\n\n",
         tutorial::this_driver().c_str());
+    // The Guide: under unified addressing cudaMemcpyKind can be cudaMemcpyDefault, which finds
+    // the locations from the pointers (host memory CUDA never saw included).
     ctx.claim(tutorial::documented(
+        "default_finds_direction",
         "cudaMemcpyDefault finds the direction from the addresses for all 16 pairs of kinds",
         bad_pairs == 0, tutorial::format("%d of 16 pairs arrived intact", 16 - bad_pairs),
         "this system has no unified addressing, so the runtime cannot tell the kinds apart",
-        "Runtime API reference: cudaMemcpy (cudaMemcpyDefault infers the direction from the "
-        "pointer values); Programming Guide, Unified Virtual Address Space"));
+        tutorial::Entry{"Programming Guide, Unified Virtual Address Space",
+                        "cudaMemcpyKind cudaMemcpyDefault", "can"}));
     // The child's line for kind 7 reads "<call> -> <error>, data ...": the error is the answer.
     const std::string no_such_kind = tutorial::child_answer(child, "kind 7 (no such kind)");
     const std::string returned = no_such_kind.substr(0, no_such_kind.find(','));
+    // The cudaMemcpy entry: kind must be one of the cudaMemcpyKind values, and it lists
+    // cudaErrorInvalidMemcpyDirection, whose own entry names this case (a direction that is not
+    // one of cudaMemcpyKind's).
     ctx.claim(tutorial::documented_error(
+        "no_such_kind_refused",
         "a value that is no cudaMemcpyKind is refused with cudaErrorInvalidMemcpyDirection",
         returned, "cudaErrorInvalidMemcpyDirection",
         "this runtime treats an invalid kind differently; the child's lines say how",
-        "Runtime API reference: cudaMemcpy (the kind must be a cudaMemcpyKind)"));
+        tutorial::Entry{"Runtime API reference: cudaMemcpy", "kind cudaErrorInvalidMemcpyDirection",
+                        "must"}));
     return ctx.verdict(bad_pairs == 0 && returned == "cudaErrorInvalidMemcpyDirection",
                        tutorial::format("%d of 16 cudaMemcpyDefault pairs verified; a kind that "
                                         "is none refused with %s",

@@ -71,13 +71,18 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
     // memory: then there is nothing foreign to read, and the fault is not judged.
     const bool same_address =
         child.output.find("the same address as the one received") != std::string::npos;
+    // cudaPointerGetAttributes: a pointer CUDA does not know in this process (since CUDA 11.0)
+    // is cudaMemoryTypeUnregistered, with cudaSuccess. The Guide's section on unified addressing
+    // says why the parent's pointer is such a pointer there: it is not valid outside its process.
     ctx.claim(tutorial::documented(
-        "in another process this address is not CUDA memory", unknown_there,
+        "unknown_in_other_process", "in another process this address is not CUDA memory",
+        unknown_there,
         unknown_there ? "cudaPointerGetAttributes there: unregistered" : "known there",
         "the two processes share one address space through some other mechanism",
-        "Programming Guide, Unified Virtual Address Space (a device pointer is not valid outside "
-        "its process); Runtime API reference: cudaPointerGetAttributes"));
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                        "cudaMemoryTypeUnregistered cudaSuccess", "will"}));
     ctx.claim(tutorial::observed(
+                  "fault_in_other_process",
                   "a kernel reading another process's address faults with cudaErrorIllegalAddress",
                   kernel_faulted,
                   kernel_faulted ? "the kernel failed with cudaErrorIllegalAddress"
@@ -87,15 +92,19 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
               same_address ? "the child's own cudaMalloc returned the parent's address, so its "
                              "kernel read the child's own memory"
                            : "");
-    ctx.claim(tutorial::documented(
-                  "after an illegal address the child's context is lost: its next call fails the "
-                  "same way",
-                  sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
-                  "the driver recovered the context after the fault",
-                  "Runtime API reference: cudaErrorIllegalAddress (enum cudaError: the process is "
-                  "left in an inconsistent state and further CUDA work returns the same error)"),
-              kernel_faulted ? "" : "the kernel did not fault, so there was no error to keep");
+    // The entry of cudaErrorIllegalAddress: the process is left in an inconsistent state and any
+    // further CUDA work will return the same error.
+    ctx.claim(
+        tutorial::documented(
+            "sticky_after_fault",
+            "after an illegal address the child's context is lost: its next call fails the "
+            "same way",
+            sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
+            "the driver recovered the context after the fault",
+            tutorial::Entry{"Runtime API reference: cudaErrorIllegalAddress", "error", "will"}),
+        kernel_faulted ? "" : "the kernel did not fault, so there was no error to keep");
     ctx.claim(tutorial::observed(
+        "parent_unharmed",
         "the other process's fault leaves this one's context working: a kernel here reads the "
         "buffer intact",
         here == cudaSuccess && wrong == 0,

@@ -58,45 +58,58 @@ constexpr const char* enable_itself = "cudaDeviceEnablePeerAccess(a, 0), its own
 constexpr const char* enable_first = "cudaDeviceEnablePeerAccess(b, 0)";
 constexpr const char* enable_again = "cudaDeviceEnablePeerAccess(b, 0) again";
 
-constexpr const char* enable_entry = "Runtime API reference: cudaDeviceEnablePeerAccess";
-
-// The refused calls: two codes the entries list, and a refusal whose code is this driver's.
-// Returns whether the documented parts held.
+// The refused calls: two codes the entries list for their cases, and a refusal for one's own
+// device, where the entries' text and this driver part. Returns whether the documented parts held.
 bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
     const std::string not_enabled = tutorial::child_answer(child, disable_never_enabled);
     const std::string first = tutorial::child_answer(child, enable_first);
     const std::string again = tutorial::child_answer(child, enable_again);
     const std::string itself = tutorial::child_answer(child, enable_itself);
     const std::string can = tutorial::child_answer(child, can_itself);
-    ctx.claim(tutorial::documented_error("disabling peer access that was never enabled is refused",
-                                         not_enabled, "cudaErrorPeerAccessNotEnabled",
-                                         "the driver kept no record of which peers are enabled",
-                                         "Runtime API reference: cudaDeviceDisablePeerAccess"));
-    ctx.claim(tutorial::documented_error("enabling peer access twice is refused", again,
-                                         "cudaErrorPeerAccessAlreadyEnabled",
-                                         "the driver kept no record of which peers are enabled",
-                                         enable_entry),
+    ctx.claim(tutorial::documented_error(
+        "disable_never_enabled", "disabling peer access that was never enabled is refused",
+        not_enabled, "cudaErrorPeerAccessNotEnabled",
+        "the driver kept no record of which peers are enabled",
+        tutorial::Entry{"Runtime API reference: cudaDeviceDisablePeerAccess",
+                        "cudaErrorPeerAccessNotEnabled", "returns"}));
+    ctx.claim(tutorial::documented_error(
+                  "enable_twice", "enabling peer access twice is refused", again,
+                  "cudaErrorPeerAccessAlreadyEnabled",
+                  "the driver kept no record of which peers are enabled",
+                  tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess",
+                                  "cudaErrorPeerAccessAlreadyEnabled", "returns"}),
               first == "cudaSuccess" ? ""
                                      : "the first cudaDeviceEnablePeerAccess(b, 0) returned " +
                                            first + ", so the second was not a second one");
-    // The entry promises an error where cudaDeviceCanAccessPeer says 0, which it does for a device
-    // and itself; which code comes back for one's own device is the driver's (see below).
+    // The entry returns cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says the current
+    // device cannot reach peerDevice, which it says of a device and itself: a refusal, judged
+    // here. The code that comes back is the next claim.
     const bool refused = itself != "cudaSuccess" && itself.rfind("cudaError", 0) == 0;
-    ctx.claim(tutorial::documented("enabling peer access to one's own device is refused", refused,
-                                   "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
-                                       "; the call returned " + itself,
-                                   "the driver mapped a device's memory for itself",
-                                   "Runtime API reference: cudaDeviceEnablePeerAccess, "
-                                   "cudaDeviceCanAccessPeer"),
-              can == "0" ? ""
-                         : "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
-                               ", so the entry promises no refusal");
+    ctx.claim(
+        tutorial::documented(
+            "own_device_refused", "enabling peer access to one's own device is refused", refused,
+            "cudaDeviceCanAccessPeer(&can, a, a) gave " + can + "; the call returned " + itself,
+            "the driver mapped a device's memory for itself",
+            tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess",
+                            "cudaErrorInvalidDevice cudaDeviceCanAccessPeer", "returns"}),
+        can == "0" ? ""
+                   : "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
+                         ", so the entry promises no refusal");
+    // Read literally, the entries give one's own device cudaErrorInvalidDevice (the Runtime API's
+    // cudaDeviceEnablePeerAccess, where cudaDeviceCanAccessPeer says 0) or, for one's own
+    // context, CUDA_ERROR_INVALID_CONTEXT (the Driver API's cuCtxEnablePeerAccess). Driver 580
+    // returns cudaErrorPeerAccessUnsupported, which neither lists for this case: the driver
+    // departs from the text, and the claim names it.
     ctx.claim(tutorial::observed(
-        "for one's own device cudaDeviceEnablePeerAccess returns cudaErrorPeerAccessUnsupported",
+        "own_device_code",
+        "for one's own device this driver departs from the entry: cudaDeviceEnablePeerAccess "
+        "returns cudaErrorPeerAccessUnsupported, where the entry reads cudaErrorInvalidDevice",
         itself == "cudaErrorPeerAccessUnsupported", "returned " + itself,
-        "the entry lists cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says 0, but its "
-        "cases speak of a peer, not of the current device itself; the Driver API's "
-        "cuCtxEnablePeerAccess gives this code for a device it cannot reach"));
+        "the cudaDeviceEnablePeerAccess entry returns cudaErrorInvalidDevice where "
+        "cudaDeviceCanAccessPeer says 0, as it does for a device and itself, and "
+        "cuCtxEnablePeerAccess returns CUDA_ERROR_INVALID_CONTEXT for its own context; "
+        "cudaErrorPeerAccessUnsupported is in neither entry for this case, so the code is what "
+        "this driver does, not the reference's"));
     return not_enabled == "cudaErrorPeerAccessNotEnabled" &&
            (first != "cudaSuccess" || again == "cudaErrorPeerAccessAlreadyEnabled") &&
            (can != "0" || refused);
@@ -107,29 +120,37 @@ tutorial::Result report_peer_claims(tutorial::Context& ctx, const PeerResult& r,
     const int pairs = static_cast<int>(r.pairs.size());
     const bool read_held = can > 0 && read_ok == can;
     ctx.claim(
+        // The entry: on success, all allocations from peerDevice will be accessible by the
+        // current device at once.
         tutorial::documented(
+            "peer_read_in_place",
             "cudaDeviceCanAccessPeer = 1 predicts: once peer access is enabled, a kernel "
             "reads the peer's memory in place",
             read_held, tutorial::format("%d of %d pairs read every value right", read_ok, can),
             "the kernel's reads through the peer pointer did not reach the peer's memory: "
             "see the table's last column",
-            enable_entry),
+            tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess", "peerDevice",
+                            "will"}),
         can > 0 ? "" : "no pair of GPUs here can access each other");
     const bool faulted = r.too_early.failed_with("cudaErrorIllegalAddress");
     ctx.claim(tutorial::observed(
-        "without peer access, a kernel using another GPU's pointer fails", faulted,
+        "read_before_enable", "without peer access, a kernel using another GPU's pointer fails",
+        faulted,
         "the child " + r.too_early.describe() +
             (faulted ? ": cudaErrorIllegalAddress" : ", not with cudaErrorIllegalAddress"),
         "the entries promise a peer's memory only after cudaDeviceEnablePeerAccess and name no "
         "error for a kernel that uses it before: what happens is undefined"));
     const bool refusals_held = report_refusals(ctx, r.refusals);
     const bool added_up = r.total == r.expected;
+    // The Guide's Atomic Functions: atomicAdd_system is atomic with respect to the other GPUs
+    // and CPUs of the system (where the link has native atomics,
+    // cudaDevP2PAttrNativeAtomicSupported).
     ctx.claim(tutorial::documented(
+                  "system_atomics_exact",
                   "system-scope atomics from every GPU on one counter add up exactly", added_up,
                   tutorial::format("%llu of %llu", r.total, r.expected),
                   "an addition was lost: the atomics are not atomic across GPUs here",
-                  "Programming Guide, Atomic Functions (atomicAdd_system); Runtime API "
-                  "reference: cudaDeviceGetP2PAttribute (cudaDevP2PAttrNativeAtomicSupported)"),
+                  tutorial::Entry{"Programming Guide, Atomic Functions", "atomicAdd_system", "is"}),
               atomics_everywhere ? "" : "a GPU here has no native atomics to GPU 0");
     return ctx.verdict(read_held && refusals_held && (added_up || !atomics_everywhere),
                        tutorial::format("%d ordered pairs of %d GPUs read through peer pointers, "

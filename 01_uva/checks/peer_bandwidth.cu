@@ -8,6 +8,8 @@
 #include "common/harness/report.hpp"
 #include "common/harness/requires.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -117,6 +119,65 @@ double nvlink_limit_gbps(int device) {
     return sxm ? 18 * 26.5625 : 0.0;
 }
 
+// Whether NVML (libnvidia-ml, the library nvidia-smi reads the links with; it comes with the
+// driver) reports an NVLink between GPUs a and b: "" when it does, else why not, for the claims
+// that only NVLink carries. Loaded at run time, so that the chapter builds without its headers;
+// the few declarations below are NVML's (nvml.h): nvmlReturn_t 0 is NVML_SUCCESS, P2P caps index
+// 2 is NVML_P2P_CAPS_INDEX_NVLINK, P2P status 0 is NVML_P2P_STATUS_OK.
+std::string why_no_nvlink(int a, int b) {
+    void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (nvml == nullptr)
+        return "NVML (libnvidia-ml.so.1) could not be loaded, so the link between the GPUs is "
+               "not known here";
+    using Init = int (*)();
+    using ByBusId = int (*)(const char*, void**);
+    using P2PStatus = int (*)(void*, void*, int, int*);
+    const auto init = reinterpret_cast<Init>(dlsym(nvml, "nvmlInit_v2"));
+    const auto shutdown = reinterpret_cast<Init>(dlsym(nvml, "nvmlShutdown"));
+    const auto by_bus_id =
+        reinterpret_cast<ByBusId>(dlsym(nvml, "nvmlDeviceGetHandleByPciBusId_v2"));
+    const auto p2p_status = reinterpret_cast<P2PStatus>(dlsym(nvml, "nvmlDeviceGetP2PStatus"));
+    std::string why;
+    if (init == nullptr || shutdown == nullptr || by_bus_id == nullptr || p2p_status == nullptr ||
+        init() != 0) {
+        why = "NVML could not be started, so the link between the GPUs is not known here";
+    } else {
+        char bus_a[32] = {};
+        char bus_b[32] = {};
+        CUDA_CHECK(cudaDeviceGetPCIBusId(bus_a, sizeof bus_a, a));
+        CUDA_CHECK(cudaDeviceGetPCIBusId(bus_b, sizeof bus_b, b));
+        void* device_a = nullptr;
+        void* device_b = nullptr;
+        int status = -1;
+        if (by_bus_id(bus_a, &device_a) != 0 || by_bus_id(bus_b, &device_b) != 0 ||
+            p2p_status(device_a, device_b, 2, &status) != 0) {
+            why = format("NVML could not say how GPU %d and GPU %d are linked", a, b);
+        } else if (status != 0) {
+            why = format(
+                "GPU %d and GPU %d are not joined by NVLink (NVML: P2P over NVLink "
+                "status %d), and over PCIe how a peer copy compares with staging, both "
+                "ways and with a kernel's reads depends on the switches and root ports "
+                "between them",
+                a, b, status);
+        }
+        shutdown();
+    }
+    dlclose(nvml);
+    return why;
+}
+
+// "" when every pair of the first `gpus` GPUs is joined by NVLink, else why not (the first pair
+// that is not).
+std::string why_not_all_nvlink(int gpus) {
+    for (int a = 0; a < gpus; ++a) {
+        for (int b = a + 1; b < gpus; ++b) {
+            const std::string why = why_no_nvlink(a, b);
+            if (!why.empty()) return why;
+        }
+    }
+    return "";
+}
+
 // A matrix with a row per sending GPU and a column per receiving one; `name` names its CSV file.
 void print_matrix(const char* name, const char* title, const BandwidthResult& r, int gpus,
                   double PairRates::*value, const char* cell_format, double limit) {
@@ -148,13 +209,16 @@ double smallest(const BandwidthResult& r, Ratio ratio) {
 }
 
 tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthResult& r,
-                                       double limit,
+                                       double limit, const std::string& no_nvlink,
                                        const std::function<BandwidthResult()>& again) {
     std::printf(
         "Without peer access the runtime copies through a staging buffer in host memory, over\n"
         "PCIe twice; with it, the sending GPU's copy engine writes into the peer's memory over\n"
-        "NVLink. Both directions at once use separate links' lanes, so they add up; a kernel\n"
-        "reading a peer's memory in place goes over the same links.\n\n");
+        "the link between them. Over NVLink, both directions at once use separate lanes, so\n"
+        "they add up, and a kernel reading a peer's memory in place goes over the same links.\n"
+        "These rates are NVLink's lessons: %s.\n\n",
+        no_nvlink.empty() ? "every pair here is joined by NVLink (NVML), so they are judged"
+                          : "not judged here, where a pair is not joined by NVLink");
     const auto peer_vs_staged = [](const PairRates& p) { return p.peer / p.staged; };
     const auto both_vs_one = [](const PairRates& p) { return p.peer_both / p.peer; };
     const auto kernel_vs_copy = [](const PairRates& p) { return p.kernel / p.peer; };
@@ -167,16 +231,18 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthRe
                   "peer access makes copies between GPUs much faster than staging through the "
                   "host (slowest pair, with / without)",
                   smallest(r, peer_vs_staged), 4.0, "x",
-                  "the copies with peer access were not sent over NVLink: no NVLink between "
-                  "these GPUs")
-                  .again([&] { return smallest(again(), peer_vs_staged); }));
+                  "the copies with peer access were not sent over NVLink, although NVML says "
+                  "these GPUs are joined by it")
+                  .again([&] { return smallest(again(), peer_vs_staged); }),
+              no_nvlink);
     ctx.claim(tutorial::at_least("near_nvlink_limit",
                                  "one-way peer copies come close to the NVLink limit "
                                  "(slowest pair, percent of the limit)",
                                  near_limit(r), 70.0, "%",
                                  "a pair with fewer links, or other work on the GPUs")
                   .again([&] { return near_limit(again()); }),
-              limit <= 0 ? "this program does not know this GPU model's NVLink limit"
+              !no_nvlink.empty() ? no_nvlink
+              : limit <= 0       ? "this program does not know this GPU model's NVLink limit"
               : r.gpus > 2
                   ? "with more than 2 GPUs a board may split its links among the peers (without "
                     "an NVSwitch), and the CUDA runtime cannot count the links of a pair"
@@ -186,14 +252,16 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthRe
                                  "(slowest pair, both / one)",
                                  smallest(r, both_vs_one), 1.8, "x",
                                  "the two directions share a link or a copy engine")
-                  .again([&] { return smallest(again(), both_vs_one); }));
+                  .again([&] { return smallest(again(), both_vs_one); }),
+              no_nvlink);
     ctx.claim(tutorial::at_least("kernel_reads_near_copy",
                                  "a kernel reading a peer's memory in place gets most of a "
                                  "copy's rate (slowest pair, kernel / copy)",
                                  smallest(r, kernel_vs_copy), 0.5, "x",
                                  "the kernel's reads do not keep enough requests in flight over "
                                  "the link")
-                  .again([&] { return smallest(again(), kernel_vs_copy); }));
+                  .again([&] { return smallest(again(), kernel_vs_copy); }),
+              no_nvlink);
     return ctx.verdict(r.wrong == 0 && r.timed_out == 0,
                        format("every copy arrived intact, %zu values wrong; %d holds timed out",
                               r.wrong, r.timed_out));
@@ -242,7 +310,7 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
                  "A kernel on the row's GPU adding up the column's GPU memory in place, GB/s:", r,
                  gpus, &PairRates::kernel, "%.1f", limit);
     // A claim that falls short is measured again: every pair timed afresh.
-    return report_peer_bandwidth(ctx, r, limit, [&] {
+    return report_peer_bandwidth(ctx, r, limit, why_not_all_nvlink(gpus), [&] {
         return measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);
     });
 }

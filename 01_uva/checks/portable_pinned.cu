@@ -147,23 +147,29 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
         "programs, CUDA before 4.0) memory pinned in one context was ordinary pageable memory\n"
         "to the others, and Portable was the way to share it.\n\n");
     const int uses = static_cast<int>(r.uses.size());
+    // cudaHostGetFlags passes back, in pFlags, the flags the memory was allocated with.
     ctx.claim(tutorial::documented(
+        "flags_report_portable",
         "cudaHostGetFlags reports Portable for the buffer that asked for it",
         (r.portable_flags & cudaHostAllocPortable) != 0, flag_names(r.portable_flags),
         "the flags were not recorded as given",
-        "Runtime API reference: cudaHostGetFlags (the flags used to allocate the memory)"));
+        tutorial::Entry{"Runtime API reference: cudaHostGetFlags", "pFlags", "returns"}));
     ctx.claim(tutorial::observed(
-        "...and not for the Default buffer", (r.plain_flags & cudaHostAllocPortable) == 0,
-        flag_names(r.plain_flags),
+        "default_not_portable", "...and not for the Default buffer",
+        (r.plain_flags & cudaHostAllocPortable) == 0, flag_names(r.plain_flags),
         "under unified addressing every cudaHostAlloc buffer is reachable from every device "
         "whatever its flags, and the driver reports Mapped, which was not asked for: which flags "
         "it reports beyond those given is not specified"));
+    // The Runtime API reference's Unified Addressing: memory from cudaMallocHost or cudaHostAlloc
+    // is directly accessible from every device with unified addressing, whether or not
+    // cudaHostAllocPortable or cudaHostAllocMapped was given.
     ctx.claim(tutorial::documented(
+        "every_gpu_in_place",
         "with or without Portable, kernels on every GPU read and write the buffer in place",
         right == uses, format("%d of %d GPU-buffer pairs right", right, uses),
         "the memory is not mapped for every GPU: no unified addressing",
-        "Runtime API reference: Unified Addressing (Automatic Mapping of Host Allocated Host "
-        "Memory: every cudaHostAlloc buffer, with or without cudaHostAllocPortable)"));
+        tutorial::Entry{"Runtime API reference: Unified Addressing",
+                        "cudaHostAllocPortable cudaHostAllocMapped", "is"}));
     ctx.claim(tutorial::at_least(
                   "default_as_fast",
                   "without Portable, every GPU copies from the buffer as fast as from the Portable "
