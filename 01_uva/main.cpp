@@ -15,9 +15,10 @@ int main(int argc, char** argv) {
         "Unified virtual addressing: one address space for host and device",
         {
             Section{"attributes", "cudaPointerGetAttributes on every kind of pointer"},
-            // Source and destination: two device (or managed) buffers at once, or two host ones.
+            // One buffer of each kind to copy from and one to copy to, all at once: device and
+            // managed memory on the GPU, pageable and pinned memory on the host.
             Section{"memcpy_default", "cudaMemcpyDefault between every pair of memory kinds",
-                    Takes{copy_size}.holds(2, 2)},
+                    Takes{copy_size}.holds(4, 4)},
             Section{"host_pointer_in_kernel", "a kernel using a pinned host pointer, and its cost",
                     Takes{size}.holds(1, 1).iters()},
             Section{"threads", "a second host thread uses the main thread's buffer and event"},

@@ -1,8 +1,9 @@
 // Checks of section other_process: sends a device pointer of this process to a child process,
-// which runs ../other_process.cu's use of it and prints what each call returned; then checks that
-// this process's context and buffer are unharmed, and judges both sides.
+// which runs ../other_process.cu's walkthrough on it and prints what each call returned; then
+// checks that this process's context and buffer are unharmed, and judges both sides.
 #include "01_uva/other_process.cu"
 
+#include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
@@ -14,15 +15,14 @@
 #include <string>
 #include <vector>
 
-// Child role: reads a pointer value from stdin and tries to use it.
+// Child role: reads a pointer value from stdin and runs the lesson's walkthrough on it.
 int child_use_foreign_pointer(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     const std::uint32_t* foreign = receive_address();
     std::printf("received the address %p\n", static_cast<const void*>(foreign));
-    const Use r = use_foreign_pointer(foreign);
+    const Found r = walkthrough(foreign);
     std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(r.query),
-                r.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
-                                                     : "something CUDA knows");
+                tutorial::memory_type_name(r.type).c_str());
     std::printf("its own cudaMalloc returned %p, %s\n", r.mine,
                 r.mine == foreign ? "the same address as the one received" : "another address");
     std::printf("a kernel reading it: launch %s, then cudaDeviceSynchronize returned %s (%s)\n",
@@ -33,40 +33,18 @@ int child_use_foreign_pointer(const std::vector<std::string>& args) {
     return r.finish == cudaSuccess ? 0 : 3;
 }
 
-tutorial::Result run_other_process(tutorial::Context& ctx) {
-    const std::uint32_t seed = 7;
-    std::uint32_t* buffer = nullptr;
-    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
-    fill_on_device(buffer, count, seed);
-    std::printf(
-        "This process allocated %p and filled it. It now starts a child process (fork +\n"
-        "exec of this program) and writes that address to the child's stdin.\n\n",
-        static_cast<void*>(buffer));
+namespace {
 
-    const tutorial::ChildResult child = tutorial::run_child(
-        "use_foreign_pointer", {std::to_string(ctx.device)},
-        tutorial::format("%" PRIxPTR "\n", reinterpret_cast<std::uintptr_t>(buffer)));
-    tutorial::print_child_output(child);
-    std::printf("The child %s.\n\n", child.describe().c_str());
+// What the parent saw: the child's lines, and its own context and buffer afterwards.
+struct Seen {
+    tutorial::ChildResult child;
+    cudaError_t here;
+    std::size_t wrong;
+};
 
-    // This process is unaffected: its context still works (a GPU reset after the fault would
-    // have ended it too), and its buffer is intact.
-    const cudaError_t here = cudaDeviceSynchronize();
-    const std::size_t wrong =
-        here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
-    CUDA_CHECK(cudaFree(buffer));
-    std::printf(
-        "Here the buffer is still intact (%zu wrong values). To share GPU memory with another\n"
-        "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
-        wrong);
-
-    const bool unknown_there =
-        child.exited && child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos;
-    const bool kernel_faulted =
-        child.exited && child.exit_code == 3 &&
-        child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
-    const bool sticky =
-        child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
+void claim_what_was_seen(tutorial::Context& ctx, const Seen& seen, bool unknown_there,
+                         bool kernel_faulted, bool sticky) {
+    const tutorial::ChildResult& child = seen.child;
     // The child's own buffer at the parent's address would make the kernel read the child's own
     // memory: then there is nothing foreign to read, and the fault is not judged.
     const bool same_address =
@@ -107,11 +85,50 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
         "parent_unharmed",
         "the other process's fault leaves this one's context working: a kernel here reads the "
         "buffer intact",
-        here == cudaSuccess && wrong == 0,
+        seen.here == cudaSuccess && seen.wrong == 0,
         tutorial::format("cudaDeviceSynchronize: %s; %zu of %zu values wrong",
-                         cudaGetErrorName(here), wrong, count),
+                         cudaGetErrorName(seen.here), seen.wrong, count),
         "the reference says a fault leaves the faulting process unusable and nothing of other "
         "processes (under MPS one client's fault ends every client's work)"));
+}
+
+}  // namespace
+
+tutorial::Result run_other_process(tutorial::Context& ctx) {
+    const std::uint32_t seed = 7;
+    std::uint32_t* buffer = nullptr;
+    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
+    fill_on_device(buffer, count, seed);
+    std::printf(
+        "This process allocated %p and filled it. It now starts a child process (fork +\n"
+        "exec of this program) and writes that address to the child's stdin.\n\n",
+        static_cast<void*>(buffer));
+
+    const tutorial::ChildResult child = tutorial::run_child(
+        "use_foreign_pointer", {std::to_string(ctx.device)},
+        tutorial::format("%" PRIxPTR "\n", reinterpret_cast<std::uintptr_t>(buffer)));
+    tutorial::print_child_output(child);
+    std::printf("The child %s.\n\n", child.describe().c_str());
+
+    // This process is unaffected: its context still works (a GPU reset after the fault would
+    // have ended it too), and its buffer is intact.
+    const cudaError_t here = cudaDeviceSynchronize();
+    const std::size_t wrong =
+        here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
+    CUDA_CHECK(cudaFree(buffer));
+    std::printf(
+        "Here the buffer afterwards: %zu wrong values. To share GPU memory with another\n"
+        "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
+        wrong);
+
+    const bool unknown_there =
+        child.exited && child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos;
+    const bool kernel_faulted =
+        child.exited && child.exit_code == 3 &&
+        child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
+    const bool sticky =
+        child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
+    claim_what_was_seen(ctx, {child, here, wrong}, unknown_there, kernel_faulted, sticky);
     return ctx.verdict(unknown_there && (sticky || !kernel_faulted),
                        "the child's CUDA did not know the address, and its fault stuck to its "
                        "context; the fault itself and this process's intact buffer are what this "

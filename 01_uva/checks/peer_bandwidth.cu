@@ -1,6 +1,7 @@
-// Checks of section peer_bandwidth: times ../peer_bandwidth.cu's copies for every ordered pair of
-// GPUs, with and without peer access, checks that every copy arrived, prints the matrices and
-// judges them against each other and the NVLink limit.
+// Checks of section peer_bandwidth: runs ../peer_bandwidth.cu's walkthrough, which times the copies
+// for every ordered pair of GPUs with and without peer access and checks that every copy arrived;
+// prints the matrices and judges them against each other and the NVLink limit, where NVML says
+// the GPUs are joined by NVLink.
 #include "01_uva/peer_bandwidth.cu"
 
 #include "common/device.hpp"
@@ -18,91 +19,6 @@
 using tutorial::format;
 
 namespace {
-
-constexpr std::uint32_t seed = 21;
-constexpr std::size_t small_copy = 4;  // bytes: the latency of a copy that carries almost nothing
-constexpr int small_copies = 100;
-
-// Values wrong in GPU `to`'s receive buffer, which should hold GPU `from`'s data.
-std::size_t arrived_wrong(const Buffers& b, int from, int to) {
-    CUDA_CHECK(cudaSetDevice(to));
-    return mismatches_on_device(b.receive[to], b.count, seed + from);
-}
-
-struct PairRates {
-    int from, to;
-    double staged = 0, staged_both = 0;  // GB/s without peer access: one way, both ways in total
-    double peer = 0, peer_both = 0;      // ...with peer access
-    double small_us = 0;                 // microseconds per 4-byte copy, with peer access
-    double kernel = 0;                   // a kernel on `from` reading `to`'s memory, GB/s
-};
-
-struct BandwidthResult {
-    std::vector<PairRates> pairs;  // every ordered pair
-    std::size_t wrong = 0;         // values wrong after the copies, over every check
-    int timed_out = 0;             // holds that gave up before the host released them
-    int gpus = 0;                  // how many GPUs took part
-};
-
-void measure_pair(PairRates& p, const Buffers& b, bool peer, int runs, int copies, const Hold& hold,
-                  BandwidthResult& r) {
-    const std::size_t bytes = b.count * sizeof(std::uint32_t);
-    // Staged copies take ten times longer, so two a round are enough and the time the CPU takes
-    // to queue them does not matter. They are not held: the runtime may wait inside the call for
-    // work queued before it, which would wait for the hold, which waits for the CPU.
-    const int n = peer ? copies : 2;
-    const Hold not_held{hold.release, hold.timed_out, false};
-    const Hold& h = peer ? hold : not_held;
-    (peer ? p.peer : p.staged) =
-        tutorial::gb_per_s(bytes, one_way_ms(b, p.from, p.to, bytes, n, runs, h));
-    r.wrong += arrived_wrong(b, p.from, p.to);
-    if (p.from < p.to) {  // both ways once per pair, shown in both of its rows
-        (peer ? p.peer_both : p.staged_both) =
-            tutorial::gb_per_s(2 * n * bytes, both_ways_ms(b, p.from, p.to, bytes, n, runs, h));
-        r.wrong += arrived_wrong(b, p.from, p.to) + arrived_wrong(b, p.to, p.from);
-    }
-    if (!peer) return;
-    p.small_us = 1e3 * one_way_ms(b, p.from, p.to, small_copy, small_copies, runs, hold);
-    p.kernel = tutorial::gb_per_s(bytes, kernel_read_ms(b, p.from, p.to, runs));
-}
-
-BandwidthResult measure_bandwidth(int gpus, std::size_t count, int copies, int runs, Hold& hold) {
-    BandwidthResult r;
-    r.gpus = gpus;
-    Buffers b{std::vector<std::uint32_t*>(gpus), std::vector<std::uint32_t*>(gpus), count};
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMalloc(&b.send[g], count * sizeof(std::uint32_t)));
-        CUDA_CHECK(cudaMalloc(&b.receive[g], count * sizeof(std::uint32_t)));
-        fill_on_device(b.send[g], count, seed + g);
-    }
-    allocate_hold(hold);
-    for (int from = 0; from < gpus; ++from) {
-        for (int to = 0; to < gpus; ++to) {
-            if (from != to) r.pairs.push_back({from, to});
-        }
-    }
-    for (PairRates& p : r.pairs) measure_pair(p, b, false, runs, copies, hold, r);
-    set_peer_access(gpus, true);
-    for (PairRates& p : r.pairs) measure_pair(p, b, true, runs, copies, hold, r);
-    set_peer_access(gpus, false);
-    for (PairRates& p : r.pairs) {  // both ways was measured once per pair: fill in the mirror
-        for (const PairRates& q : r.pairs) {
-            if (q.from == p.to && q.to == p.from && p.from > p.to) {
-                p.staged_both = q.staged_both;
-                p.peer_both = q.peer_both;
-            }
-        }
-    }
-    r.timed_out = *hold.timed_out;
-    free_hold(hold);
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaFree(b.send[g]));
-        CUDA_CHECK(cudaFree(b.receive[g]));
-    }
-    return r;
-}
 
 // NVLink's limit one way, for the GPUs whose links this program knows: an H100 or H200 SXM has 18
 // NVLink 4 links, each 26.5625 GB/s one way as `nvidia-smi nvlink --status` reports it (the line
@@ -179,7 +95,7 @@ std::string why_not_all_nvlink(int gpus) {
 }
 
 // A matrix with a row per sending GPU and a column per receiving one; `name` names its CSV file.
-void print_matrix(const char* name, const char* title, const BandwidthResult& r, int gpus,
+void print_matrix(const char* name, const char* title, const Found& r, int gpus,
                   double PairRates::*value, const char* cell_format, double limit) {
     std::printf("%s\n", title);
     std::vector<tutorial::Column> columns = {{"from \\ to"}};
@@ -202,15 +118,15 @@ void print_matrix(const char* name, const char* title, const BandwidthResult& r,
 }
 
 template <typename Ratio>
-double smallest(const BandwidthResult& r, Ratio ratio) {
+double smallest(const Found& r, Ratio ratio) {
     double least = 1e300;
     for (const PairRates& p : r.pairs) least = std::min(least, ratio(p));
     return least;
 }
 
-tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthResult& r,
+tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const Found& r, int gpus,
                                        double limit, const std::string& no_nvlink,
-                                       const std::function<BandwidthResult()>& again) {
+                                       const std::function<Found()>& again) {
     std::printf(
         "Without peer access the runtime copies through a staging buffer in host memory, over\n"
         "PCIe twice; with it, the sending GPU's copy engine writes into the peer's memory over\n"
@@ -222,7 +138,7 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthRe
     const auto peer_vs_staged = [](const PairRates& p) { return p.peer / p.staged; };
     const auto both_vs_one = [](const PairRates& p) { return p.peer_both / p.peer; };
     const auto kernel_vs_copy = [](const PairRates& p) { return p.kernel / p.peer; };
-    const auto near_limit = [&](const BandwidthResult& m) {
+    const auto near_limit = [&](const Found& m) {
         return limit > 0 ? 100.0 * smallest(m, [](const PairRates& p) { return p.peer; }) / limit
                          : 0.0;
     };
@@ -243,7 +159,7 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const BandwidthRe
                   .again([&] { return near_limit(again()); }),
               !no_nvlink.empty() ? no_nvlink
               : limit <= 0       ? "this program does not know this GPU model's NVLink limit"
-              : r.gpus > 2
+              : gpus > 2
                   ? "with more than 2 GPUs a board may split its links among the peers (without "
                     "an NVSwitch), and the CUDA runtime cannot count the links of a pair"
                   : "");
@@ -278,20 +194,26 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.quick() ? (64 << 20) : (256 << 20);
     const int copies = ctx.quick() ? 4 : 8;
     const int runs = ctx.quick() ? 5 : 7;
-    const double limit = nvlink_limit_gbps(ctx.device);
-    Hold hold;
-    hold.enabled = tutorial::why_timing_not_judged().empty();
+    // The NVLink limit where NVML says every pair is joined by NVLink and the model is known.
+    const std::string no_nvlink = why_not_all_nvlink(gpus);
+    const double limit = no_nvlink.empty() ? nvlink_limit_gbps(ctx.device) : 0.0;
+    // Under compute-sanitizer, which may wait for each kernel before the next call returns, a
+    // hold would wait for a release the host cannot give: the copies are not held there.
+    const bool hold_streams = tutorial::why_timing_not_judged().empty();
     std::printf(
         "%d GPUs; %s buffers. Each copy is cudaMemcpyPeerAsync on a stream of the sending GPU,\n"
-        "%d back to back, held behind a waiting kernel until all are queued; medians of %d runs.\n"
+        "%d back to back, %s; medians of %d runs.\n"
         "NVLink limit one way: %s.\n\n",
-        gpus, tutorial::format_bytes(bytes).c_str(), copies, runs,
-        limit > 0 ? "18 links x 26.5625 GB/s = 478 GB/s (H100/H200 SXM: the line rate\n"
-                    "nvidia-smi nvlink --status shows per link; NVIDIA's published 450 GB/s\n"
-                    "counts 25 GB/s a link, so the percentages here are of the higher ceiling)"
-                  : "not known for this GPU model (no percentages)");
-    const BandwidthResult r =
-        measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);
+        gpus, tutorial::format_bytes(bytes).c_str(), copies,
+        hold_streams ? "held behind a waiting kernel until all are queued"
+                     : "not held (under compute-sanitizer)",
+        runs,
+        limit > 0           ? "18 links x 26.5625 GB/s = 478 GB/s (H100/H200 SXM: the line rate\n"
+                              "nvidia-smi nvlink --status shows per link; NVIDIA's published 450 GB/s\n"
+                              "counts 25 GB/s a link, so the percentages here are of the higher ceiling)"
+        : no_nvlink.empty() ? "not known for this GPU model (no percentages)"
+                            : "none: the GPUs are not all joined by NVLink (no percentages)");
+    const Found r = walkthrough(gpus, bytes, copies, runs, hold_streams);
     print_matrix("one_way_staged",
                  "One way, GB/s, without peer access (staged through host memory):", r, gpus,
                  &PairRates::staged, "%.1f", 0);
@@ -310,8 +232,8 @@ tutorial::Result run_peer_bandwidth(tutorial::Context& ctx) {
                  "A kernel on the row's GPU adding up the column's GPU memory in place, GB/s:", r,
                  gpus, &PairRates::kernel, "%.1f", limit);
     // A claim that falls short is measured again: every pair timed afresh.
-    return report_peer_bandwidth(ctx, r, limit, why_not_all_nvlink(gpus), [&] {
-        return measure_bandwidth(gpus, bytes / sizeof(std::uint32_t), copies, runs, hold);
+    return report_peer_bandwidth(ctx, r, gpus, limit, no_nvlink, [&] {
+        return walkthrough(gpus, bytes, copies, runs, hold_streams);
     });
 }
 

@@ -1,11 +1,12 @@
-// Checks of section portable_pinned: every GPU copies, reads and writes both of
-// ../portable_pinned.cu's buffers; the copies timed in turns. Prints the flags and a table, and
-// judges whether Portable changed anything.
+// Checks of section portable_pinned: runs ../portable_pinned.cu's walkthrough, in which every GPU
+// copies, reads and writes both buffers, and times its copies (the GPU-buffer pairs take turns in
+// it). Prints the flags and a table, and judges whether Portable changed anything.
 #include "01_uva/portable_pinned.cu"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
+#include "common/harness/steps.hpp"
 #include "common/timing.hpp"
 
 #include <algorithm>
@@ -36,63 +37,31 @@ struct Use {
     std::size_t written_wrong = 0;       // a kernel on this GPU wrote it; the CPU checked
 };
 
-// One GPU's copy from one host buffer into its own memory: `copies` back to back, timed with
-// events on that GPU; milliseconds per copy.
-double copy_ms(int gpu, std::uint32_t* device, const std::uint32_t* host, std::size_t bytes,
-               int copies) {
-    CUDA_CHECK(cudaSetDevice(gpu));
-    tutorial::EventTimer timer;
-    timer.start();
-    for (int c = 0; c < copies; ++c) copy_to(gpu, device, host, bytes);
-    timer.stop();
-    return timer.elapsed_ms() / copies;
-}
-
 struct PortableResult {
-    unsigned portable_flags = 0, plain_flags = 0;
-    unsigned plain_flags_elsewhere = 0;  // the same query with another GPU current
-    std::vector<Use> uses;               // GPU 0 Portable, GPU 0 Default, GPU 1 Portable, ...
+    Found found;            // the walkthrough: flags, and what each kernel read and wrote
+    std::vector<Use> uses;  // GPU 0 Portable, GPU 0 Default, GPU 1 Portable, ...
 };
 
+// The walkthrough, its copies timed: each GPU-buffer pair's step over the rounds (median,
+// slowest and fastest), four copies a step.
 PortableResult measure_portable(int gpus, int home, std::size_t count, int rounds) {
     PortableResult r;
     const std::size_t bytes = count * sizeof(std::uint32_t);
-    const Pinned pinned = allocate_pinned(home, bytes);
-    std::uint32_t* portable = pinned.portable;
-    std::uint32_t* plain = pinned.plain;
-    const Flags flags = host_flags(pinned, (home + 1) % gpus);
-    r.portable_flags = flags.portable;
-    r.plain_flags = flags.plain;
-    r.plain_flags_elsewhere = flags.plain_elsewhere;
-
-    std::vector<std::uint32_t*> device(gpus, nullptr);
+    tutorial::StepTimes times;
+    r.found = walkthrough(home, gpus, count, rounds);
     for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMalloc(&device[g], bytes));
-        r.uses.push_back(Use{g, "Portable"});
-        r.uses.push_back(Use{g, "Default"});
+        for (int which = 0; which < 2; ++which) {
+            const tutorial::Spread ms = tutorial::spread_of(times.ms(copy_step(g, which)));
+            const InPlace& in_place = r.found.in_place[r.uses.size()];
+            Use u{g, buffer_names[which]};
+            u.copy_gbps = tutorial::gb_per_s(4 * bytes, ms.median);
+            u.copy_low = tutorial::gb_per_s(4 * bytes, ms.high);
+            u.copy_high = tutorial::gb_per_s(4 * bytes, ms.low);
+            u.read_wrong = in_place.read_wrong;
+            u.written_wrong = in_place.written_wrong;
+            r.uses.push_back(u);
+        }
     }
-    // Every GPU-buffer pair in turn, round after round: a slow spell of the shared host falls on
-    // all pairs alike instead of on whichever GPU happened to copy then.
-    const auto ms = tutorial::interleaved_ms(r.uses.size(), 1, rounds, [&](std::size_t i) {
-        const Use& u = r.uses[i];
-        return copy_ms(u.gpu, device[u.gpu], i % 2 == 0 ? portable : plain, bytes, 4);
-    });
-    for (std::size_t i = 0; i < r.uses.size(); ++i) {
-        Use& u = r.uses[i];
-        u.copy_gbps = tutorial::gb_per_s(bytes, ms[i].median);
-        u.copy_low = tutorial::gb_per_s(bytes, ms[i].high);
-        u.copy_high = tutorial::gb_per_s(bytes, ms[i].low);
-        const InPlace in_place =
-            use_in_place(u.gpu, device[u.gpu], i % 2 == 0 ? portable : plain, count);
-        u.read_wrong = in_place.read_wrong;
-        u.written_wrong = in_place.written_wrong;
-    }
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaFree(device[g]));
-    }
-    free_pinned(home, pinned);
     return r;
 }
 
@@ -120,11 +89,13 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
         "a kernel on each GPU reads each buffer through the host pointer and another writes it,\n"
         "which the CPU checks.\n\n",
         ctx.device, tutorial::format_bytes(bytes).c_str(), rounds);
+    // A warm-up first, small and untimed: the first copies to a fresh buffer pay extra.
+    (void)walkthrough(ctx.device, gpus, 1 << 18, 1);
     const PortableResult r = measure_portable(gpus, ctx.device, bytes / 4, rounds);
     std::printf(
         "cudaHostGetFlags: Portable buffer %s; Default buffer %s (%s with GPU %d current)\n\n",
-        flag_names(r.portable_flags).c_str(), flag_names(r.plain_flags).c_str(),
-        flag_names(r.plain_flags_elsewhere).c_str(), (ctx.device + 1) % gpus);
+        flag_names(r.found.flags[0]).c_str(), flag_names(r.found.flags[1]).c_str(),
+        flag_names(r.found.default_elsewhere).c_str(), (ctx.device + 1) % gpus);
 
     tutorial::Table table({{"GPU"},
                            {"buffer"},
@@ -151,12 +122,12 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
     ctx.claim(tutorial::documented(
         "flags_report_portable",
         "cudaHostGetFlags reports Portable for the buffer that asked for it",
-        (r.portable_flags & cudaHostAllocPortable) != 0, flag_names(r.portable_flags),
+        (r.found.flags[0] & cudaHostAllocPortable) != 0, flag_names(r.found.flags[0]),
         "the flags were not recorded as given",
         tutorial::Entry{"Runtime API reference: cudaHostGetFlags", "pFlags", "returns"}));
     ctx.claim(tutorial::observed(
         "default_not_portable", "...and not for the Default buffer",
-        (r.plain_flags & cudaHostAllocPortable) == 0, flag_names(r.plain_flags),
+        (r.found.flags[1] & cudaHostAllocPortable) == 0, flag_names(r.found.flags[1]),
         "under unified addressing every cudaHostAlloc buffer is reachable from every device "
         "whatever its flags, and the driver reports Mapped, which was not asked for: which flags "
         "it reports beyond those given is not specified"));

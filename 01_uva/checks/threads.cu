@@ -9,17 +9,18 @@
 
 tutorial::Result run_threads(tutorial::Context& ctx) {
     const std::size_t count = ctx.quick() ? (1 << 20) : (16 << 20);
-    const Shared r = share_with_a_thread(ctx.device, count);
+    const Found r = walkthrough(ctx.device, count);
     const int before = r.worker_started_on;
     const int main_device = r.main_device;
     const std::size_t wrong = r.wrong;
-    std::printf("Main thread: allocated %p and created an event.\n", r.buffer);
+    std::printf("Main thread: allocated %zu values on device %d and created an event.\n", count,
+                ctx.device);
+    std::printf("Main thread: its current device was %d while the worker started.\n", main_device);
     std::printf(
         "Worker thread: current device was %d, set it to %d, launched a kernel on the\n"
-        "main thread's buffer %p and recorded the main thread's event.\n",
-        before, ctx.device, r.buffer);
-    std::printf("Main thread: its current device was %d while the worker started.\n", main_device);
-    std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n", wrong, count);
+        "main thread's buffer and recorded the main thread's event.\n",
+        before, ctx.device);
+    std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n\n", wrong, count);
 
     // The Guide's section on unified addressing: a device pointer or event handle made by one
     // host thread can be used by any other thread of the process.
