@@ -6,10 +6,10 @@ int main(int argc, char** argv) {
     using tutorial::Section;
     using tutorial::Takes;
     // The sizes are read 16 bytes at a time. memcpy_default copies every pair of four kinds of
-    // memory, filling and checking each on the CPU or the GPU: at most 1 GiB, so that its
+    // memory, filling and checking each on the CPU or the GPU: at most 2 GiB, so that its
     // largest size still finishes in about a minute.
     const Takes size = Takes{}.size(16, 4 * GiB);
-    const Takes copy_size = Takes{}.size(16, 1 * GiB);
+    const Takes copy_size = Takes{}.size(16, 2 * GiB);
     const tutorial::Chapter chapter{
         "01_uva",
         "Unified virtual addressing: one address space for host and device",

@@ -70,8 +70,8 @@ Found walkthrough(std::size_t bytes) {
     for (int from = 0; from < kinds; ++from) {
         for (int to = 0; to < kinds; ++to, ++seed) {
             write_pattern(from, sources.at[from], count, seed);
-            write_pattern(to, destinations.at[to], count,
-                          ~seed);  // something else, so a skipped copy shows
+            // The destination holds something else first, so that a skipped copy shows.
+            write_pattern(to, destinations.at[to], count, ~seed);
             CUDA_CHECK(cudaMemcpy(destinations.at[to], sources.at[from], bytes, cudaMemcpyDefault));
             found.wrong[from][to] = wrong_values(to, destinations.at[to], count, seed);
         }

@@ -43,22 +43,25 @@ struct Seen {
 };
 
 void claim_what_was_seen(tutorial::Context& ctx, const Seen& seen, bool unknown_there,
-                         bool kernel_faulted, bool sticky) {
+                         bool refused_there, bool kernel_faulted, bool sticky) {
     const tutorial::ChildResult& child = seen.child;
     // The child's own buffer at the parent's address would make the kernel read the child's own
     // memory: then there is nothing foreign to read, and the fault is not judged.
     const bool same_address =
         child.output.find("the same address as the one received") != std::string::npos;
-    // cudaPointerGetAttributes: a pointer CUDA does not know in this process (since CUDA 11.0)
-    // is cudaMemoryTypeUnregistered, with cudaSuccess. The Guide's section on unified addressing
-    // says why the parent's pointer is such a pointer there: it is not valid outside its process.
+    // cudaPointerGetAttributes: a pointer CUDA does not know in this process is
+    // cudaMemoryTypeUnregistered with cudaSuccess (its note, from CUDA 11.0), or
+    // cudaErrorInvalidValue (its older sentence). The Guide's section on unified addressing says
+    // why the parent's pointer is such a pointer there: it is not valid outside its process.
     ctx.claim(tutorial::documented(
         "unknown_in_other_process", "in another process this address is not CUDA memory",
         unknown_there,
-        unknown_there ? "cudaPointerGetAttributes there: unregistered" : "known there",
+        !unknown_there  ? "known there"
+        : refused_there ? "cudaPointerGetAttributes there: cudaErrorInvalidValue"
+                        : "cudaPointerGetAttributes there: unregistered",
         "the two processes share one address space through some other mechanism",
         tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
-                        "cudaMemoryTypeUnregistered cudaSuccess", "will"}));
+                        "cudaMemoryTypeUnregistered cudaErrorInvalidValue", "returns"}));
     ctx.claim(tutorial::observed(
                   "fault_in_other_process",
                   "a kernel reading another process's address faults with cudaErrorIllegalAddress",
@@ -121,14 +124,22 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
         "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
         wrong);
 
+    // Not CUDA memory there: the cudaPointerGetAttributes entry returns cudaErrorInvalidValue for
+    // a pointer no context of the process allocated, mapped or registered, and (its note, from
+    // CUDA 11.0) cudaMemoryTypeUnregistered with cudaSuccess for a host pointer it does not know.
     const bool unknown_there =
-        child.exited && child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos;
+        child.exited &&
+        (child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos ||
+         child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue") != std::string::npos);
+    const bool refused_there =
+        child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue") != std::string::npos;
     const bool kernel_faulted =
         child.exited && child.exit_code == 3 &&
         child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
     const bool sticky =
         child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
-    claim_what_was_seen(ctx, {child, here, wrong}, unknown_there, kernel_faulted, sticky);
+    claim_what_was_seen(ctx, {child, here, wrong}, unknown_there, refused_there, kernel_faulted,
+                        sticky);
     return ctx.verdict(unknown_there && (sticky || !kernel_faulted),
                        "the child's CUDA did not know the address, and its fault stuck to its "
                        "context; the fault itself and this process's intact buffer are what this "
