@@ -1,6 +1,7 @@
 // Section other_process (a fault demo): a device pointer is only an address in this process's
-// virtual address space. checks/other_process.cu hands one to a child process as a number; the
-// child uses it as below, and the calls' results are the lesson.
+// virtual address space. One process hands its cudaMalloc pointer to another as a number; the
+// other uses it, and what each call returns there is the lesson. Alone:
+//   nvcc -std=c++17 -I. 01_uva/other_process.cu common/standalone.cu -o other_process
 #include "common/check.hpp"
 
 #include <cstdint>
@@ -10,14 +11,6 @@ namespace {
 
 constexpr std::size_t count = 1 << 20;
 
-// What each call returned in the process that was handed another process's pointer.
-struct Use {
-    cudaError_t query;
-    cudaMemoryType type;
-    const void* mine;  // the child's own buffer: by chance it could land at the same address
-    cudaError_t launch, finish, after;
-};
-
 __global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::size_t count) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -25,29 +18,78 @@ __global__ void copy_kernel(const std::uint32_t* from, std::uint32_t* to, std::s
     }
 }
 
-// Step 1. The address arrives as a number, here on standard input: nothing in it says which
-// process it belongs to.
+// The address arrives as a number, here on standard input: nothing in it says which process it
+// belongs to.
 const std::uint32_t* receive_address() {
     std::uintptr_t address = 0;
     std::cin >> std::hex >> address;
     return reinterpret_cast<const std::uint32_t*>(address);
 }
 
-// Step 2. The mistake: a device pointer another process allocated, used as it is. No CUDA_CHECK on
-// the calls that are expected to fail: what they return is the lesson.
-Use use_foreign_pointer(const std::uint32_t* foreign) {
-    Use r{};
+// What each call returned in the process that was handed another process's pointer.
+struct Found {
+    cudaError_t query;
+    cudaMemoryType type;
+    const void* mine;  // its own buffer: by chance it could land at the same address
+    cudaError_t launch, finish, after;
+};
+
+// In the other process: the mistake, a device pointer another process allocated, used as it is.
+// No CUDA_CHECK on the calls that are expected to fail: what they return is the lesson.
+Found walkthrough(const std::uint32_t* foreign) {
+    Found found{};
+    // 1. What does CUDA know about the address here?
     cudaPointerAttributes attributes{};
-    r.query = cudaPointerGetAttributes(&attributes, foreign);
-    r.type = attributes.type;
+    found.query = cudaPointerGetAttributes(&attributes, foreign);
+    found.type = attributes.type;
+    // 2. A buffer of this process's own, for a kernel to copy into.
     std::uint32_t* mine = nullptr;
     CUDA_CHECK(cudaMalloc(&mine, count * sizeof *mine));
-    r.mine = mine;
+    found.mine = mine;
+    // 3. A kernel reads the other process's address.
     copy_kernel<<<256, 256>>>(foreign, mine, count);
-    r.launch = cudaGetLastError();
-    r.finish = cudaDeviceSynchronize();
-    r.after = cudaFree(mine);  // after an illegal address, the context is unusable
-    return r;
+    found.launch = cudaGetLastError();
+    found.finish = cudaDeviceSynchronize();
+    // 4. After an illegal address the context is unusable: the next call fails too.
+    found.after = cudaFree(mine);
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+#include <string>
+
+#include "common/device.hpp"
+#include "common/patterns.hpp"
+
+// Run without arguments, it is the first process: it allocates and fills a buffer, starts itself
+// again as the second process (`other_process use`) and writes the buffer's address to it.
+int main(int argc, char** argv) {
+    if (argc > 1) {
+        const Found found = walkthrough(receive_address());
+        std::printf(
+            "there: cudaPointerGetAttributes %s (%s); the kernel: launch %s, then %s;"
+            " the next call %s\n",
+            cudaGetErrorName(found.query), tutorial::memory_type_name(found.type).c_str(),
+            cudaGetErrorName(found.launch), cudaGetErrorName(found.finish),
+            cudaGetErrorName(found.after));
+        return 0;
+    }
+    std::uint32_t* buffer = nullptr;
+    CUDA_CHECK(cudaMalloc(&buffer, count * sizeof *buffer));
+    fill_on_device(buffer, count, 7);
+    std::printf("here: cudaMalloc returned %p; handing it to another process\n",
+                static_cast<void*>(buffer));
+    std::fflush(stdout);
+    FILE* other = popen((std::string(argv[0]) + " use").c_str(), "w");
+    if (other == nullptr) return 1;
+    std::fprintf(other, "%p\n", static_cast<void*>(buffer));
+    pclose(other);
+    std::printf("here: the buffer afterwards, %zu values wrong\n",
+                mismatches_on_device(buffer, count, 7));
+    CUDA_CHECK(cudaFree(buffer));
+    return 0;
+}
+#endif

@@ -1,27 +1,26 @@
 // Section peer_access (2 or more GPUs): a pointer from one GPU's cudaMalloc is a valid address on
 // every GPU, but another GPU's kernels may use it only once cudaDeviceEnablePeerAccess has mapped
-// it. (checks/peer_access.cu runs every pair, the refusals and a too-early read in child
-// processes.)
+// it. Alone:
+//   nvcc -std=c++17 -I. 01_uva/peer_access.cu common/standalone.cu -o peer_access
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace {
 
-constexpr std::size_t count = 16 << 20;  // 64 MiB of 32-bit words per GPU
 constexpr std::uint32_t seed = 11;
 constexpr int adds_per_thread = 1000;
-constexpr int counter_blocks = 132;  // one per SM of an H100 or H200
 constexpr int counter_threads = 256;
 
-// Step 1. Can GPU `from` reach GPU `to`'s memory, how well, with native atomics?
+// Can GPU `from` reach GPU `to`'s memory, how well, with native atomics?
 struct PairFacts {
     int from, to;            // a kernel on GPU `from` uses memory of GPU `to`
     int can_access = 0;      // cudaDeviceCanAccessPeer
     int rank = 0;            // cudaDevP2PAttrPerformanceRank
     int native_atomics = 0;  // cudaDevP2PAttrNativeAtomicSupported
-    std::size_t wrong = 0;   // values wrong after the kernel copied the peer's buffer (Step 2)
+    std::size_t wrong = 0;   // values wrong after the kernel copied the peer's buffer
 };
 
 PairFacts pair_facts(int from, int to) {
@@ -33,8 +32,6 @@ PairFacts pair_facts(int from, int to) {
     return p;
 }
 
-// Step 2. With peer access enabled from `p.from` to `p.to`, a kernel on p.from copies p.to's whole
-// buffer into p.from's own memory, where a kernel of p.from checks it.
 __global__ void read_all(const std::uint32_t* from, std::uint32_t* to, std::size_t n) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -42,7 +39,10 @@ __global__ void read_all(const std::uint32_t* from, std::uint32_t* to, std::size
     }
 }
 
-void read_through_peer(PairFacts& p, std::uint32_t* const* buffers) {
+// With peer access enabled from `p.from` to `p.to`, a kernel on p.from copies p.to's whole buffer
+// into p.from's own memory, where a kernel of p.from checks it.
+void read_through_peer(PairFacts& p, const std::vector<std::uint32_t*>& buffers,
+                       std::size_t count) {
     CUDA_CHECK(cudaSetDevice(p.from));
     CUDA_CHECK(cudaDeviceEnablePeerAccess(p.to, 0));
     std::uint32_t* local = nullptr;
@@ -54,45 +54,88 @@ void read_through_peer(PairFacts& p, std::uint32_t* const* buffers) {
     CUDA_CHECK(cudaDeviceDisablePeerAccess(p.to));
 }
 
-// Step 3. Every thread adds 1 to a counter that may live on another GPU, adds_per_thread times.
-// System scope makes the additions atomic across GPUs too (a plain atomicAdd is atomic for one
-// GPU).
+// Every thread adds 1 to a counter that may live on another GPU, adds_per_thread times. System
+// scope makes the additions atomic across GPUs too (a plain atomicAdd is atomic for one GPU).
 __global__ void add_to_counter(unsigned long long* counter) {
     for (int k = 0; k < adds_per_thread; ++k) atomicAdd_system(counter, 1ull);
 }
 
-// Every GPU adds to one counter in GPU 0's memory at the same time. Returns the total.
-unsigned long long count_on_gpu0(int gpus, unsigned long long& expected) {
+// Every GPU that can reach GPU 0 adds to one counter in GPU 0's memory, all at once, one block
+// per SM of each GPU (asked of the device). The total, and what it should be.
+struct Counted {
+    unsigned long long total = 0, expected = 0;
+};
+
+Counted count_on_gpu0(int gpus) {
+    Counted c;
+    std::vector<int> adders = {0};
+    for (int g = 1; g < gpus; ++g) {
+        int can = 0;
+        CUDA_CHECK(cudaDeviceCanAccessPeer(&can, g, 0));
+        if (can == 1) adders.push_back(g);
+    }
     unsigned long long* counter = nullptr;
     CUDA_CHECK(cudaSetDevice(0));
     CUDA_CHECK(cudaMalloc(&counter, sizeof *counter));
     CUDA_CHECK(cudaMemset(counter, 0, sizeof *counter));
     CUDA_CHECK(cudaDeviceSynchronize());
-    for (int g = 1; g < gpus; ++g) {
+    for (int g : adders) {  // launched back to back, so the kernels overlap
         CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaDeviceEnablePeerAccess(0, 0));
-    }
-    for (int g = 0; g < gpus; ++g) {  // launched back to back, so the kernels overlap
-        CUDA_CHECK(cudaSetDevice(g));
-        add_to_counter<<<counter_blocks, counter_threads>>>(counter);
+        if (g > 0) CUDA_CHECK(cudaDeviceEnablePeerAccess(0, 0));
+        int sms = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g));
+        add_to_counter<<<sms, counter_threads>>>(counter);
         CUDA_CHECK_LAUNCH();
+        c.expected += static_cast<unsigned long long>(sms) * counter_threads * adds_per_thread;
     }
-    for (int g = 0; g < gpus; ++g) {
+    for (int g : adders) {
         CUDA_CHECK(cudaSetDevice(g));
         CUDA_CHECK(cudaDeviceSynchronize());
         if (g > 0) CUDA_CHECK(cudaDeviceDisablePeerAccess(0));
     }
     CUDA_CHECK(cudaSetDevice(0));
-    unsigned long long total = 0;
-    CUDA_CHECK(cudaMemcpy(&total, counter, sizeof total, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&c.total, counter, sizeof c.total, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(counter));
-    expected =
-        static_cast<unsigned long long>(gpus) * counter_blocks * counter_threads * adds_per_thread;
-    return total;
+    return c;
 }
 
-// Step 4. The calls the entries refuse, on GPUs a and b. No CUDA_CHECK: what they return is the
-// lesson.
+// What the walkthrough found.
+struct Found {
+    std::vector<PairFacts> pairs;  // every ordered pair of GPUs
+    Counted counter;
+};
+
+Found walkthrough(int gpus, std::size_t count) {
+    Found found;
+    // 1. Every GPU gets a buffer from cudaMalloc, filled with a pattern of its own.
+    std::vector<std::uint32_t*> buffers(gpus, nullptr);
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMalloc(&buffers[g], count * sizeof(std::uint32_t)));
+        fill_on_device(buffers[g], count, seed + g);
+    }
+    // 2. Every ordered pair: what the driver says about it, and where cudaDeviceCanAccessPeer
+    //    says 1, peer access enabled and a kernel on the first GPU reading the second's buffer
+    //    through its pointer.
+    for (int from = 0; from < gpus; ++from) {
+        for (int to = 0; to < gpus; ++to) {
+            if (from == to) continue;
+            found.pairs.push_back(pair_facts(from, to));
+            if (found.pairs.back().can_access == 1)
+                read_through_peer(found.pairs.back(), buffers, count);
+        }
+    }
+    // 3. Every GPU at once adds to one counter in GPU 0's memory.
+    found.counter = count_on_gpu0(gpus);
+    // 4. Each buffer freed on its own GPU.
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaFree(buffers[g]));
+    }
+    return found;
+}
+
+// The calls the entries refuse, on GPUs a and b. No CUDA_CHECK: what they return is the lesson.
 struct Refusals {
     cudaError_t asked;          // cudaDeviceCanAccessPeer(&can, a, a)...
     int can;                    // ...and what it passed back
@@ -114,4 +157,64 @@ Refusals refused_calls(int a, int b) {
     return r;
 }
 
+// The mistake: a kernel on GPU a reads GPU b's buffer through its pointer with no peer access.
+// What happens is outside the contract; where it fails, CUDA_CHECK_LAUNCH_SYNC reports the error
+// and ends the program.
+void read_without_peer_access(int a, int b, std::size_t count) {
+    std::uint32_t* remote = nullptr;
+    std::uint32_t* local = nullptr;
+    CUDA_CHECK(cudaSetDevice(b));
+    CUDA_CHECK(cudaMalloc(&remote, count * sizeof *remote));
+    fill_on_device(remote, count, seed);
+    CUDA_CHECK(cudaSetDevice(a));
+    CUDA_CHECK(cudaMalloc(&local, count * sizeof *local));
+    read_all<<<1024, 256>>>(remote, local, count);
+    CUDA_CHECK_LAUNCH_SYNC();
+    CUDA_CHECK(cudaFree(local));
+    CUDA_CHECK(cudaSetDevice(b));
+    CUDA_CHECK(cudaFree(remote));
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+#include <cstring>
+
+#include "common/device.hpp"
+
+// `peer_access mistake` ends with the mistake: a kernel reading another GPU's memory with no
+// peer access.
+int main(int argc, char** argv) {
+    const int gpus = tutorial::device_count();
+    if (gpus < 2) {
+        std::printf("peer access needs 2 GPUs; this machine has %d\n", gpus);
+        return 0;
+    }
+    const std::size_t count = std::size_t{16} << 20;
+    const Found found = walkthrough(gpus, count);
+    for (const PairFacts& p : found.pairs) {
+        std::printf("a kernel on GPU %d, memory of GPU %d: cudaDeviceCanAccessPeer %d, ", p.from,
+                    p.to, p.can_access);
+        if (p.can_access == 1)
+            std::printf("%zu of %zu values read wrong\n", p.wrong, count);
+        else
+            std::printf("not tried\n");
+    }
+    std::printf("the counter in GPU 0's memory: %llu, expected %llu\n", found.counter.total,
+                found.counter.expected);
+    const Refusals r = refused_calls(0, 1);
+    std::printf(
+        "disabling what was never enabled: %s; enabling for its own device: %s; "
+        "enabling twice: %s\n",
+        cudaGetErrorName(r.never_enabled), cudaGetErrorName(r.itself), cudaGetErrorName(r.again));
+    if (r.first == cudaSuccess) CUDA_CHECK(cudaDeviceDisablePeerAccess(1));  // GPU 0 is current
+    if (argc > 1 && std::strcmp(argv[1], "mistake") == 0) {
+        std::printf("a kernel on GPU 0 reads GPU 1's buffer, without peer access...\n");
+        std::fflush(stdout);
+        read_without_peer_access(0, 1, count);
+        std::printf("the kernel finished\n");
+    }
+    return 0;
+}
+#endif

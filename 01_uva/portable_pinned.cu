@@ -1,53 +1,26 @@
 // Section portable_pinned (2 or more GPUs): cudaHostAllocPortable asks that pinned memory count
-// as pinned for every CUDA context. Under unified addressing every pinned allocation already is;
-// checks/portable_pinned.cu measures whether the flag still changes anything.
+// as pinned for every CUDA context. Under unified addressing every pinned allocation already is:
+// does the flag still change anything? Alone:
+//   nvcc -std=c++17 -I. 01_uva/portable_pinned.cu common/standalone.cu -o portable_pinned
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace {
 
 constexpr std::uint32_t seed = 31;
+constexpr const char* buffer_names[2] = {"Portable", "Default"};
 
-// Step 1. Two pinned buffers made while GPU `home` is current: one asks to count as pinned for
-// every CUDA context (cudaHostAllocPortable), the other does not.
-struct Pinned {
-    std::uint32_t* portable;
-    std::uint32_t* plain;
-};
-
-Pinned allocate_pinned(int home, std::size_t bytes) {
-    Pinned p{nullptr, nullptr};
-    CUDA_CHECK(cudaSetDevice(home));
-    CUDA_CHECK(cudaHostAlloc(&p.portable, bytes, cudaHostAllocPortable));
-    CUDA_CHECK(cudaHostAlloc(&p.plain, bytes, cudaHostAllocDefault));
-    return p;
+// The step in which GPU `gpu` copies from buffer `which` (0: Portable, 1: Default).
+std::string copy_step(int gpu, int which) {
+    return "GPU " + std::to_string(gpu) + " copies from the " + buffer_names[which] + " buffer";
 }
 
-// Step 2. The flags each buffer reports it was allocated with (cudaHostAlloc's flag values); the
-// Default buffer's also with another GPU current.
-struct Flags {
-    unsigned portable, plain, plain_elsewhere;
-};
-
-Flags host_flags(const Pinned& p, int other_gpu) {
-    Flags f{0, 0, 0};
-    CUDA_CHECK(cudaHostGetFlags(&f.portable, p.portable));
-    CUDA_CHECK(cudaHostGetFlags(&f.plain, p.plain));
-    CUDA_CHECK(cudaSetDevice(other_gpu));
-    CUDA_CHECK(cudaHostGetFlags(&f.plain_elsewhere, p.plain));
-    return f;
-}
-
-// Step 3. Any GPU copies from either of them into its own memory.
-void copy_to(int gpu, std::uint32_t* device, const std::uint32_t* host, std::size_t bytes) {
-    CUDA_CHECK(cudaSetDevice(gpu));
-    CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
-}
-
-// Step 4. A kernel on `gpu` reads the buffer in place, then another writes it, which the CPU
-// checks. The kernels use the host pointer as it is.
+// A kernel on `gpu` reads the buffer in place, then another writes it, which the CPU checks. The
+// kernels use the host pointer as it is.
 struct InPlace {
     std::size_t read_wrong;     // a kernel on this GPU read the buffer through its pointer
     std::size_t written_wrong;  // a kernel on this GPU wrote it; the CPU checked
@@ -65,12 +38,89 @@ InPlace use_in_place(int gpu, std::uint32_t* device, std::uint32_t* host, std::s
     return r;
 }
 
-// Step 5. Pinned memory is freed with cudaFreeHost (here with GPU `home` current again, as
-// the rest of the program expects).
-void free_pinned(int home, const Pinned& p) {
+// What the walkthrough found.
+struct Found {
+    unsigned flags[2] = {0, 0};      // cudaHostGetFlags of the Portable and the Default buffer
+    unsigned default_elsewhere = 0;  // the Default buffer's, with another GPU current
+    std::vector<InPlace> in_place;   // GPU 0 Portable, GPU 0 Default, GPU 1 Portable, ...
+};
+
+Found walkthrough(int home, int gpus, std::size_t count, int rounds) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    Found found;
+    // 1. Two pinned buffers made while GPU `home` is current: one asks to count as pinned for
+    //    every CUDA context, the other does not.
+    std::uint32_t* host[2] = {nullptr, nullptr};
     CUDA_CHECK(cudaSetDevice(home));
-    CUDA_CHECK(cudaFreeHost(p.portable));
-    CUDA_CHECK(cudaFreeHost(p.plain));
+    CUDA_CHECK(cudaHostAlloc(&host[0], bytes, cudaHostAllocPortable));
+    CUDA_CHECK(cudaHostAlloc(&host[1], bytes, cudaHostAllocDefault));
+
+    // 2. The flags each buffer reports it was allocated with (cudaHostAlloc's flag values); the
+    //    Default buffer's also with another GPU current.
+    CUDA_CHECK(cudaHostGetFlags(&found.flags[0], host[0]));
+    CUDA_CHECK(cudaHostGetFlags(&found.flags[1], host[1]));
+    CUDA_CHECK(cudaSetDevice((home + 1) % gpus));
+    CUDA_CHECK(cudaHostGetFlags(&found.default_elsewhere, host[1]));
+
+    // 3. Every GPU copies from each buffer into its own memory, four copies back to back; the
+    //    GPU-buffer pairs take turns, round after round.
+    std::vector<std::uint32_t*> device(gpus, nullptr);
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMalloc(&device[g], bytes));
+    }
+    for (int round = 0; round < rounds; ++round) {
+        for (int g = 0; g < gpus; ++g) {
+            for (int which = 0; which < 2; ++which) {
+                CUDA_CHECK(cudaSetDevice(g));
+                tutorial::step(copy_step(g, which).c_str());
+                for (int c = 0; c < 4; ++c) {
+                    CUDA_CHECK(cudaMemcpyAsync(device[g], host[which], bytes,
+                                               cudaMemcpyHostToDevice, nullptr));
+                }
+                tutorial::step_end();  // on this GPU's stream, before another GPU is current
+            }
+        }
+    }
+
+    // 4. A kernel on every GPU reads each buffer in place, another writes it; the CPU checks.
+    for (int g = 0; g < gpus; ++g) {
+        for (int which = 0; which < 2; ++which)
+            found.in_place.push_back(use_in_place(g, device[g], host[which], count));
+    }
+
+    // 5. Device memory freed on its GPU; pinned memory with cudaFreeHost, GPU `home` current.
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaFree(device[g]));
+    }
+    CUDA_CHECK(cudaSetDevice(home));
+    CUDA_CHECK(cudaFreeHost(host[0]));
+    CUDA_CHECK(cudaFreeHost(host[1]));
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+
+#include "common/device.hpp"
+
+int main() {
+    const int gpus = tutorial::device_count();
+    if (gpus < 2) {
+        std::printf("a buffer for every GPU needs 2 GPUs to show; this machine has %d\n", gpus);
+        return 0;
+    }
+    const Found found = walkthrough(0, gpus, std::size_t{4} << 20, 3);
+    std::printf("cudaHostGetFlags: Portable buffer %#x, Default buffer %#x\n", found.flags[0],
+                found.flags[1]);
+    for (std::size_t i = 0; i < found.in_place.size(); ++i) {
+        std::printf("GPU %zu, %s buffer: a kernel read %zu values wrong, wrote %zu wrong\n", i / 2,
+                    buffer_names[i % 2], found.in_place[i].read_wrong,
+                    found.in_place[i].written_wrong);
+    }
+    return 0;
+}
+#endif

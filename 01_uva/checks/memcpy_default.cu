@@ -1,6 +1,6 @@
-// Checks of section memcpy_default: runs ../memcpy_default.cu's 16 copies and prints them as a
-// table; runs its wrong kinds in a child process (on another system a wrong kind could crash it);
-// states the lesson as claims.
+// Checks of section memcpy_default: runs ../memcpy_default.cu's walkthrough (16 copies) and prints
+// them as a table; runs its wrong kinds in a child process (on another system a wrong kind could
+// crash it); states the lesson as claims.
 #include "01_uva/memcpy_default.cu"
 
 #include "common/harness/chapter.hpp"
@@ -12,16 +12,20 @@
 #include <string>
 #include <vector>
 
-// Child role: copies whose explicit kind contradicts the addresses. They run in a child process
-// because what the runtime does with a wrong kind depends on the system: on a UVA system it
-// mostly trusts the addresses, elsewhere it could touch device memory from the CPU and crash.
-// Prints one line per case and exits 0 when the refusal the runtime documents happened (a value
-// that is no cudaMemcpyKind). The documentation leaves a kind that contradicts the addresses
-// undefined: what this driver does with those is printed, and not judged.
+// The kinds' names, in the walkthrough's order.
+constexpr const char* kind_names[kinds] = {"pageable", "pinned", "device", "managed"};
+
+// Child role: the lesson's copies whose explicit kind contradicts the addresses. They run in
+// a child process because what the runtime does with a wrong kind depends on the system: on a UVA
+// system it mostly trusts the addresses, elsewhere it could touch device memory from the CPU and
+// crash (then the child's exit says so, and none of its lines are printed). Prints one line per
+// case and exits 0 when the refusal the runtime documents happened (a value that is no
+// cudaMemcpyKind). The documentation leaves a kind that contradicts the addresses undefined:
+// what this driver does with those is printed, and not judged.
 int child_wrong_kind(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     int unexpected = 0;
-    copy_with_wrong_kinds(1 << 18, [&](const KindTried& t) {
+    for (const KindTried& t : copy_with_wrong_kinds(1 << 18)) {
         // Only a value that is no cudaMemcpyKind has a documented answer: refused, nothing copied.
         const bool defined = t.kind < cudaMemcpyHostToHost || t.kind > cudaMemcpyDefault;
         const bool as_documented = t.status == cudaErrorInvalidMemcpyDirection && !t.arrived;
@@ -31,27 +35,26 @@ int child_wrong_kind(const std::vector<std::string>& args) {
                     !defined        ? "  (undefined: what this driver did)"
                     : as_documented ? "  (refused, as documented)"
                                     : "  (UNEXPECTED)");
-    });
+    }
     return unexpected == 0 ? 0 : 3;
 }
 
 tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (1 << 20) : (64 << 20));
-    const std::size_t count = bytes / sizeof(std::uint32_t);
     std::printf(
         "Copying %s with cudaMemcpyDefault between two buffers of every kind: 16 ordered pairs.\n"
         "The source is filled with a known pattern and the destination checked where it lives\n"
         "(kernels for device memory, the CPU otherwise), never through cudaMemcpy itself.\n\n",
         tutorial::format_bytes(bytes).c_str());
 
-    const EveryPair pairs = copy_every_pair(count);
+    const Found pairs = walkthrough(bytes);
     std::vector<tutorial::Column> columns = {{"from \\ to"}};
-    for (MemoryKind to : kinds) columns.push_back({tutorial::kind_name(to)});
+    for (const char* to : kind_names) columns.push_back({to});
     tutorial::Table table(columns);
     int bad_pairs = 0;
-    for (int from = 0; from < 4; ++from) {
-        std::vector<std::string> row = {tutorial::kind_name(kinds[from])};
-        for (int to = 0; to < 4; ++to) {
+    for (int from = 0; from < kinds; ++from) {
+        std::vector<std::string> row = {kind_names[from]};
+        for (int to = 0; to < kinds; ++to) {
             const std::size_t wrong = pairs.wrong[from][to];
             bad_pairs += wrong == 0 ? 0 : 1;
             row.push_back(wrong == 0 ? "ok" : tutorial::format("%zu wrong", wrong));
@@ -77,20 +80,28 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
         "may rely on either; another driver may do otherwise. Without UVA the kind is all the\n"
         "runtime has, so a wrong one copies garbage or crashes: write cudaMemcpyDefault.\n\n",
         tutorial::this_driver().c_str());
+    // The Guide: under unified addressing cudaMemcpyKind can be cudaMemcpyDefault, which finds
+    // the locations from the pointers (host memory CUDA never saw included).
     ctx.claim(tutorial::documented(
+        "default_finds_direction",
         "cudaMemcpyDefault finds the direction from the addresses for all 16 pairs of kinds",
         bad_pairs == 0, tutorial::format("%d of 16 pairs arrived intact", 16 - bad_pairs),
         "this system has no unified addressing, so the runtime cannot tell the kinds apart",
-        "Runtime API reference: cudaMemcpy (cudaMemcpyDefault infers the direction from the "
-        "pointer values); Programming Guide, Unified Virtual Address Space"));
+        tutorial::Entry{"Programming Guide, Unified Virtual Address Space",
+                        "cudaMemcpyKind cudaMemcpyDefault", "can"}));
     // The child's line for kind 7 reads "<call> -> <error>, data ...": the error is the answer.
     const std::string no_such_kind = tutorial::child_answer(child, "kind 7 (no such kind)");
     const std::string returned = no_such_kind.substr(0, no_such_kind.find(','));
+    // The cudaMemcpy entry: kind must be one of the cudaMemcpyKind values, and it lists
+    // cudaErrorInvalidMemcpyDirection, whose own entry names this case (a direction that is not
+    // one of cudaMemcpyKind's).
     ctx.claim(tutorial::documented_error(
+        "no_such_kind_refused",
         "a value that is no cudaMemcpyKind is refused with cudaErrorInvalidMemcpyDirection",
         returned, "cudaErrorInvalidMemcpyDirection",
         "this runtime treats an invalid kind differently; the child's lines say how",
-        "Runtime API reference: cudaMemcpy (the kind must be a cudaMemcpyKind)"));
+        tutorial::Entry{"Runtime API reference: cudaMemcpy", "kind cudaErrorInvalidMemcpyDirection",
+                        "must"}));
     return ctx.verdict(bad_pairs == 0 && returned == "cudaErrorInvalidMemcpyDirection",
                        tutorial::format("%d of 16 cudaMemcpyDefault pairs verified; a kind that "
                                         "is none refused with %s",

@@ -1,8 +1,9 @@
 // Checks of section other_process: sends a device pointer of this process to a child process,
-// which runs ../other_process.cu's use of it and prints what each call returned; then checks that
-// this process's context and buffer are unharmed, and judges both sides.
+// which runs ../other_process.cu's walkthrough on it and prints what each call returned; then
+// checks that this process's context and buffer are unharmed, and judges both sides.
 #include "01_uva/other_process.cu"
 
+#include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
@@ -14,15 +15,14 @@
 #include <string>
 #include <vector>
 
-// Child role: reads a pointer value from stdin and tries to use it.
+// Child role: reads a pointer value from stdin and runs the lesson's walkthrough on it.
 int child_use_foreign_pointer(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     const std::uint32_t* foreign = receive_address();
     std::printf("received the address %p\n", static_cast<const void*>(foreign));
-    const Use r = use_foreign_pointer(foreign);
+    const Found r = walkthrough(foreign);
     std::printf("cudaPointerGetAttributes: %s, type %s\n", cudaGetErrorName(r.query),
-                r.type == cudaMemoryTypeUnregistered ? "cudaMemoryTypeUnregistered"
-                                                     : "something CUDA knows");
+                tutorial::memory_type_name(r.type).c_str());
     std::printf("its own cudaMalloc returned %p, %s\n", r.mine,
                 r.mine == foreign ? "the same address as the one received" : "another address");
     std::printf("a kernel reading it: launch %s, then cudaDeviceSynchronize returned %s (%s)\n",
@@ -32,6 +32,70 @@ int child_use_foreign_pointer(const std::vector<std::string>& args) {
                 cudaGetErrorName(r.after));
     return r.finish == cudaSuccess ? 0 : 3;
 }
+
+namespace {
+
+// What the parent saw: the child's lines, and its own context and buffer afterwards.
+struct Seen {
+    tutorial::ChildResult child;
+    cudaError_t here;
+    std::size_t wrong;
+};
+
+void claim_what_was_seen(tutorial::Context& ctx, const Seen& seen, bool unknown_there,
+                         bool refused_there, bool kernel_faulted, bool sticky) {
+    const tutorial::ChildResult& child = seen.child;
+    // The child's own buffer at the parent's address would make the kernel read the child's own
+    // memory: then there is nothing foreign to read, and the fault is not judged.
+    const bool same_address =
+        child.output.find("the same address as the one received") != std::string::npos;
+    // cudaPointerGetAttributes: a pointer CUDA does not know in this process is
+    // cudaMemoryTypeUnregistered with cudaSuccess (its note, from CUDA 11.0), or
+    // cudaErrorInvalidValue (its older sentence). The Guide's section on unified addressing says
+    // why the parent's pointer is such a pointer there: it is not valid outside its process.
+    ctx.claim(tutorial::documented(
+        "unknown_in_other_process", "in another process this address is not CUDA memory",
+        unknown_there,
+        !unknown_there  ? "known there"
+        : refused_there ? "cudaPointerGetAttributes there: cudaErrorInvalidValue"
+                        : "cudaPointerGetAttributes there: unregistered",
+        "the two processes share one address space through some other mechanism",
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                        "cudaMemoryTypeUnregistered cudaErrorInvalidValue", "returns"}));
+    ctx.claim(tutorial::observed(
+                  "fault_in_other_process",
+                  "a kernel reading another process's address faults with cudaErrorIllegalAddress",
+                  kernel_faulted,
+                  kernel_faulted ? "the kernel failed with cudaErrorIllegalAddress"
+                                 : "the child " + child.describe() + ", not with that error",
+                  "a kernel's access to memory its process never allocated is undefined "
+                  "behaviour: no entry names the error it gets"),
+              same_address ? "the child's own cudaMalloc returned the parent's address, so its "
+                             "kernel read the child's own memory"
+                           : "");
+    // The entry of cudaErrorIllegalAddress: the process is left in an inconsistent state and any
+    // further CUDA work will return the same error.
+    ctx.claim(
+        tutorial::documented(
+            "sticky_after_fault",
+            "after an illegal address the child's context is lost: its next call fails the "
+            "same way",
+            sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
+            "the driver recovered the context after the fault",
+            tutorial::Entry{"Runtime API reference: cudaErrorIllegalAddress", "error", "will"}),
+        kernel_faulted ? "" : "the kernel did not fault, so there was no error to keep");
+    ctx.claim(tutorial::observed(
+        "parent_unharmed",
+        "the other process's fault leaves this one's context working: a kernel here reads the "
+        "buffer intact",
+        seen.here == cudaSuccess && seen.wrong == 0,
+        tutorial::format("cudaDeviceSynchronize: %s; %zu of %zu values wrong",
+                         cudaGetErrorName(seen.here), seen.wrong, count),
+        "the reference says a fault leaves the faulting process unusable and nothing of other "
+        "processes (under MPS one client's fault ends every client's work)"));
+}
+
+}  // namespace
 
 tutorial::Result run_other_process(tutorial::Context& ctx) {
     const std::uint32_t seed = 7;
@@ -56,53 +120,26 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
         here == cudaSuccess ? mismatches_on_device(buffer, count, seed) : count;
     CUDA_CHECK(cudaFree(buffer));
     std::printf(
-        "Here the buffer is still intact (%zu wrong values). To share GPU memory with another\n"
+        "Here the buffer afterwards: %zu wrong values. To share GPU memory with another\n"
         "process, export it with cudaIpcGetMemHandle or as a VMM file descriptor: chapter 07.\n",
         wrong);
 
+    // Not CUDA memory there: the cudaPointerGetAttributes entry returns cudaErrorInvalidValue for
+    // a pointer no context of the process allocated, mapped or registered, and (its note, from
+    // CUDA 11.0) cudaMemoryTypeUnregistered with cudaSuccess for a host pointer it does not know.
     const bool unknown_there =
-        child.exited && child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos;
+        child.exited &&
+        (child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos ||
+         child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue") != std::string::npos);
+    const bool refused_there =
+        child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue") != std::string::npos;
     const bool kernel_faulted =
         child.exited && child.exit_code == 3 &&
         child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;
     const bool sticky =
         child.output.find("cudaFree, returned cudaErrorIllegalAddress") != std::string::npos;
-    // The child's own buffer at the parent's address would make the kernel read the child's own
-    // memory: then there is nothing foreign to read, and the fault is not judged.
-    const bool same_address =
-        child.output.find("the same address as the one received") != std::string::npos;
-    ctx.claim(tutorial::documented(
-        "in another process this address is not CUDA memory", unknown_there,
-        unknown_there ? "cudaPointerGetAttributes there: unregistered" : "known there",
-        "the two processes share one address space through some other mechanism",
-        "Programming Guide, Unified Virtual Address Space (a device pointer is not valid outside "
-        "its process); Runtime API reference: cudaPointerGetAttributes"));
-    ctx.claim(tutorial::observed(
-                  "a kernel reading another process's address faults with cudaErrorIllegalAddress",
-                  kernel_faulted,
-                  kernel_faulted ? "the kernel failed with cudaErrorIllegalAddress"
-                                 : "the child " + child.describe() + ", not with that error",
-                  "a kernel's access to memory its process never allocated is undefined "
-                  "behaviour: no entry names the error it gets"),
-              same_address ? "the child's own cudaMalloc returned the parent's address, so its "
-                             "kernel read the child's own memory"
-                           : "");
-    ctx.claim(tutorial::documented(
-                  "after an illegal address the child's context is lost: its next call fails the "
-                  "same way",
-                  sticky, sticky ? "cudaFree returned cudaErrorIllegalAddress" : "cudaFree did not",
-                  "the driver recovered the context after the fault",
-                  "Runtime API reference: cudaErrorIllegalAddress (enum cudaError: the process is "
-                  "left in an inconsistent state and further CUDA work returns the same error)"),
-              kernel_faulted ? "" : "the kernel did not fault, so there was no error to keep");
-    ctx.claim(tutorial::observed(
-        "the other process's fault leaves this one's context working: a kernel here reads the "
-        "buffer intact",
-        here == cudaSuccess && wrong == 0,
-        tutorial::format("cudaDeviceSynchronize: %s; %zu of %zu values wrong",
-                         cudaGetErrorName(here), wrong, count),
-        "the reference says a fault leaves the faulting process unusable and nothing of other "
-        "processes (under MPS one client's fault ends every client's work)"));
+    claim_what_was_seen(ctx, {child, here, wrong}, unknown_there, refused_there, kernel_faulted,
+                        sticky);
     return ctx.verdict(unknown_there && (sticky || !kernel_faulted),
                        "the child's CUDA did not know the address, and its fault stuck to its "
                        "context; the fault itself and this process's intact buffer are what this "

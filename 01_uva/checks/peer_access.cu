@@ -18,35 +18,19 @@ using tutorial::ChildResult;
 
 namespace {
 
+constexpr std::size_t count = 16 << 20;  // 64 MiB of 32-bit words per GPU
+
 struct PeerResult {
-    std::vector<PairFacts> pairs;
+    Found found;            // the walkthrough: every ordered pair, and the shared counter
     ChildResult refusals;   // child: one line per call, "<call> -> <result>"
     ChildResult too_early;  // child: a kernel using the peer pointer without peer access
-    unsigned long long total = 0, expected = 0;
 };
 
 PeerResult measure_peer_access(int gpus, int home_device) {
     PeerResult r;
     r.refusals = tutorial::run_child("peer_refusals", {"0", "1"});
     r.too_early = tutorial::run_child("peer_read_too_early", {"0", "1"});
-    std::vector<std::uint32_t*> buffers(gpus, nullptr);
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMalloc(&buffers[g], count * sizeof(std::uint32_t)));
-        fill_on_device(buffers[g], count, seed + g);
-    }
-    for (int from = 0; from < gpus; ++from) {
-        for (int to = 0; to < gpus; ++to) {
-            if (from == to) continue;
-            r.pairs.push_back(pair_facts(from, to));
-            if (r.pairs.back().can_access) read_through_peer(r.pairs.back(), buffers.data());
-        }
-    }
-    r.total = count_on_gpu0(gpus, r.expected);
-    for (int g = 0; g < gpus; ++g) {
-        CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaFree(buffers[g]));
-    }
+    r.found = walkthrough(gpus, count);
     CUDA_CHECK(cudaSetDevice(home_device));
     return r;
 }
@@ -58,45 +42,58 @@ constexpr const char* enable_itself = "cudaDeviceEnablePeerAccess(a, 0), its own
 constexpr const char* enable_first = "cudaDeviceEnablePeerAccess(b, 0)";
 constexpr const char* enable_again = "cudaDeviceEnablePeerAccess(b, 0) again";
 
-constexpr const char* enable_entry = "Runtime API reference: cudaDeviceEnablePeerAccess";
-
-// The refused calls: two codes the entries list, and a refusal whose code is this driver's.
-// Returns whether the documented parts held.
+// The refused calls: two codes the entries list for their cases, and a refusal for one's own
+// device, where the entries' text and this driver part. Returns whether the documented parts held.
 bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
     const std::string not_enabled = tutorial::child_answer(child, disable_never_enabled);
     const std::string first = tutorial::child_answer(child, enable_first);
     const std::string again = tutorial::child_answer(child, enable_again);
     const std::string itself = tutorial::child_answer(child, enable_itself);
     const std::string can = tutorial::child_answer(child, can_itself);
-    ctx.claim(tutorial::documented_error("disabling peer access that was never enabled is refused",
-                                         not_enabled, "cudaErrorPeerAccessNotEnabled",
-                                         "the driver kept no record of which peers are enabled",
-                                         "Runtime API reference: cudaDeviceDisablePeerAccess"));
-    ctx.claim(tutorial::documented_error("enabling peer access twice is refused", again,
-                                         "cudaErrorPeerAccessAlreadyEnabled",
-                                         "the driver kept no record of which peers are enabled",
-                                         enable_entry),
+    ctx.claim(tutorial::documented_error(
+        "disable_never_enabled", "disabling peer access that was never enabled is refused",
+        not_enabled, "cudaErrorPeerAccessNotEnabled",
+        "the driver kept no record of which peers are enabled",
+        tutorial::Entry{"Runtime API reference: cudaDeviceDisablePeerAccess",
+                        "cudaErrorPeerAccessNotEnabled", "returns"}));
+    ctx.claim(tutorial::documented_error(
+                  "enable_twice", "enabling peer access twice is refused", again,
+                  "cudaErrorPeerAccessAlreadyEnabled",
+                  "the driver kept no record of which peers are enabled",
+                  tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess",
+                                  "cudaErrorPeerAccessAlreadyEnabled", "returns"}),
               first == "cudaSuccess" ? ""
                                      : "the first cudaDeviceEnablePeerAccess(b, 0) returned " +
                                            first + ", so the second was not a second one");
-    // The entry promises an error where cudaDeviceCanAccessPeer says 0, which it does for a device
-    // and itself; which code comes back for one's own device is the driver's (see below).
+    // The entry returns cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says the current
+    // device cannot reach peerDevice, which it says of a device and itself: a refusal, judged
+    // here. The code that comes back is the next claim.
     const bool refused = itself != "cudaSuccess" && itself.rfind("cudaError", 0) == 0;
-    ctx.claim(tutorial::documented("enabling peer access to one's own device is refused", refused,
-                                   "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
-                                       "; the call returned " + itself,
-                                   "the driver mapped a device's memory for itself",
-                                   "Runtime API reference: cudaDeviceEnablePeerAccess, "
-                                   "cudaDeviceCanAccessPeer"),
-              can == "0" ? ""
-                         : "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
-                               ", so the entry promises no refusal");
+    ctx.claim(
+        tutorial::documented(
+            "own_device_refused", "enabling peer access to one's own device is refused", refused,
+            "cudaDeviceCanAccessPeer(&can, a, a) gave " + can + "; the call returned " + itself,
+            "the driver mapped a device's memory for itself",
+            tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess",
+                            "cudaErrorInvalidDevice cudaDeviceCanAccessPeer", "returns"}),
+        can == "0" ? ""
+                   : "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
+                         ", so the entry promises no refusal");
+    // Read literally, the entries give one's own device cudaErrorInvalidDevice (the Runtime API's
+    // cudaDeviceEnablePeerAccess, where cudaDeviceCanAccessPeer says 0) or, for one's own
+    // context, CUDA_ERROR_INVALID_CONTEXT (the Driver API's cuCtxEnablePeerAccess). Driver 580
+    // returns cudaErrorPeerAccessUnsupported, which neither lists for this case: the driver
+    // departs from the text, and the claim names it.
     ctx.claim(tutorial::observed(
-        "for one's own device cudaDeviceEnablePeerAccess returns cudaErrorPeerAccessUnsupported",
+        "own_device_code",
+        "for one's own device this driver departs from the entry: cudaDeviceEnablePeerAccess "
+        "returns cudaErrorPeerAccessUnsupported, where the entry reads cudaErrorInvalidDevice",
         itself == "cudaErrorPeerAccessUnsupported", "returned " + itself,
-        "the entry lists cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says 0, but its "
-        "cases speak of a peer, not of the current device itself; the Driver API's "
-        "cuCtxEnablePeerAccess gives this code for a device it cannot reach"));
+        "the cudaDeviceEnablePeerAccess entry returns cudaErrorInvalidDevice where "
+        "cudaDeviceCanAccessPeer says 0, as it does for a device and itself, and "
+        "cuCtxEnablePeerAccess returns CUDA_ERROR_INVALID_CONTEXT for its own context; "
+        "cudaErrorPeerAccessUnsupported is in neither entry for this case, so the code is what "
+        "this driver does, not the reference's"));
     return not_enabled == "cudaErrorPeerAccessNotEnabled" &&
            (first != "cudaSuccess" || again == "cudaErrorPeerAccessAlreadyEnabled") &&
            (can != "0" || refused);
@@ -104,32 +101,40 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
 
 tutorial::Result report_peer_claims(tutorial::Context& ctx, const PeerResult& r, int can,
                                     int read_ok, bool atomics_everywhere) {
-    const int pairs = static_cast<int>(r.pairs.size());
+    const int pairs = static_cast<int>(r.found.pairs.size());
     const bool read_held = can > 0 && read_ok == can;
     ctx.claim(
+        // The entry: on success, all allocations from peerDevice will be accessible by the
+        // current device at once.
         tutorial::documented(
+            "peer_read_in_place",
             "cudaDeviceCanAccessPeer = 1 predicts: once peer access is enabled, a kernel "
             "reads the peer's memory in place",
             read_held, tutorial::format("%d of %d pairs read every value right", read_ok, can),
             "the kernel's reads through the peer pointer did not reach the peer's memory: "
             "see the table's last column",
-            enable_entry),
+            tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess", "peerDevice",
+                            "will"}),
         can > 0 ? "" : "no pair of GPUs here can access each other");
     const bool faulted = r.too_early.failed_with("cudaErrorIllegalAddress");
     ctx.claim(tutorial::observed(
-        "without peer access, a kernel using another GPU's pointer fails", faulted,
+        "read_before_enable", "without peer access, a kernel using another GPU's pointer fails",
+        faulted,
         "the child " + r.too_early.describe() +
             (faulted ? ": cudaErrorIllegalAddress" : ", not with cudaErrorIllegalAddress"),
         "the entries promise a peer's memory only after cudaDeviceEnablePeerAccess and name no "
         "error for a kernel that uses it before: what happens is undefined"));
     const bool refusals_held = report_refusals(ctx, r.refusals);
-    const bool added_up = r.total == r.expected;
+    const bool added_up = r.found.counter.total == r.found.counter.expected;
+    // The Guide's Atomic Functions: atomicAdd_system is atomic with respect to the other GPUs
+    // and CPUs of the system (where the link has native atomics,
+    // cudaDevP2PAttrNativeAtomicSupported).
     ctx.claim(tutorial::documented(
+                  "system_atomics_exact",
                   "system-scope atomics from every GPU on one counter add up exactly", added_up,
-                  tutorial::format("%llu of %llu", r.total, r.expected),
+                  tutorial::format("%llu of %llu", r.found.counter.total, r.found.counter.expected),
                   "an addition was lost: the atomics are not atomic across GPUs here",
-                  "Programming Guide, Atomic Functions (atomicAdd_system); Runtime API "
-                  "reference: cudaDeviceGetP2PAttribute (cudaDevP2PAttrNativeAtomicSupported)"),
+                  tutorial::Entry{"Programming Guide, Atomic Functions", "atomicAdd_system", "is"}),
               atomics_everywhere ? "" : "a GPU here has no native atomics to GPU 0");
     return ctx.verdict(read_held && refusals_held && (added_up || !atomics_everywhere),
                        tutorial::format("%d ordered pairs of %d GPUs read through peer pointers, "
@@ -155,22 +160,15 @@ int child_peer_refusals(const std::vector<std::string>& args) {
     return 0;
 }
 
-// Child role: a kernel on GPU a copies GPU b's buffer through its pointer, with no peer access.
-// CUDA_CHECK_LAUNCH_SYNC reports what happened and ends the child.
+// Child role: the lesson's mistake, a kernel on GPU a copying GPU b's buffer through its pointer
+// with no peer access. Where it fails, CUDA_CHECK_LAUNCH_SYNC reports what happened and ends the
+// child.
 int child_peer_read_too_early(const std::vector<std::string>& args) {
     const int a = std::atoi(args.at(0).c_str());
     const int b = std::atoi(args.at(1).c_str());
-    std::uint32_t* remote = nullptr;
-    std::uint32_t* local = nullptr;
-    CUDA_CHECK(cudaSetDevice(b));
-    CUDA_CHECK(cudaMalloc(&remote, count * sizeof *remote));
-    fill_on_device(remote, count, seed);
-    CUDA_CHECK(cudaSetDevice(a));
-    CUDA_CHECK(cudaMalloc(&local, count * sizeof *local));
-    std::printf("a kernel on GPU %d reads GPU %d's buffer at %p, without peer access...\n", a, b,
-                static_cast<void*>(remote));
-    read_all<<<1024, 256>>>(remote, local, count);
-    CUDA_CHECK_LAUNCH_SYNC();
+    std::printf("a kernel on GPU %d reads GPU %d's buffer, without peer access...\n", a, b);
+    std::fflush(stdout);
+    read_without_peer_access(a, b, count);
     std::printf("the kernel finished\n");
     return 0;
 }
@@ -197,7 +195,7 @@ tutorial::Result run_peer_access(tutorial::Context& ctx) {
     int can = 0;
     int read_ok = 0;
     bool atomics_everywhere = true;
-    for (const PairFacts& p : r.pairs) {
+    for (const PairFacts& p : r.found.pairs) {
         can += p.can_access;
         read_ok += p.can_access && p.wrong == 0 ? 1 : 0;
         if (p.to == 0) atomics_everywhere = atomics_everywhere && p.native_atomics == 1;
@@ -216,16 +214,17 @@ tutorial::Result run_peer_access(tutorial::Context& ctx) {
     std::printf("   The child %s.\n\n", r.too_early.describe().c_str());
     std::printf(
         "Every GPU at once adds 1 to a counter in GPU 0's memory %d times per thread\n"
-        "(atomicAdd_system): %llu, expected %llu.\n\n",
-        adds_per_thread, r.total, r.expected);
+        "(atomicAdd_system), one block per SM of each GPU: %llu, expected %llu.\n\n",
+        adds_per_thread, r.found.counter.total, r.found.counter.expected);
     std::printf(
         "Unified addressing gives every allocation one address for every GPU; peer access is\n"
         "what lets another GPU's kernels use it. cudaDeviceEnablePeerAccess maps all of the\n"
         "peer's cudaMalloc memory, present and future, for the current device, one direction\n"
         "at a time. The reference names the codes for disabling what was never enabled and for\n"
-        "enabling twice; for one's own device it promises only a refusal, and the code above is\n"
-        "what this driver chose. A kernel using a peer's pointer before access is enabled is\n"
-        "outside the contract: the child's fault is what %s did, not a rule.\n\n",
+        "enabling twice, and for one's own device (which cudaDeviceCanAccessPeer says it cannot\n"
+        "reach) cudaErrorInvalidDevice: the code above is this driver's. A kernel using a peer's\n"
+        "pointer before access is enabled is outside the contract: the child's fault is what\n"
+        "%s did, not a rule.\n\n",
         tutorial::this_driver().c_str());
     return report_peer_claims(ctx, r, can, read_ok, atomics_everywhere);
 }

@@ -9,38 +9,45 @@
 
 tutorial::Result run_threads(tutorial::Context& ctx) {
     const std::size_t count = ctx.quick() ? (1 << 20) : (16 << 20);
-    const Shared r = share_with_a_thread(ctx.device, count);
+    const Found r = walkthrough(ctx.device, count);
     const int before = r.worker_started_on;
     const int main_device = r.main_device;
     const std::size_t wrong = r.wrong;
-    std::printf("Main thread: allocated %p and created an event.\n", r.buffer);
+    std::printf("Main thread: allocated %zu values on device %d and created an event.\n", count,
+                ctx.device);
+    std::printf("Main thread: its current device was %d while the worker started.\n", main_device);
     std::printf(
         "Worker thread: current device was %d, set it to %d, launched a kernel on the\n"
-        "main thread's buffer %p and recorded the main thread's event.\n",
-        before, ctx.device, r.buffer);
-    std::printf("Main thread: its current device was %d while the worker started.\n", main_device);
-    std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n", wrong, count);
+        "main thread's buffer and recorded the main thread's event.\n",
+        before, ctx.device);
+    std::printf("Main thread: waited on the event; %zu of %zu values wrong.\n\n", wrong, count);
 
+    // The Guide's section on unified addressing: a device pointer or event handle made by one
+    // host thread can be used by any other thread of the process.
     ctx.claim(tutorial::documented(
+        "pointer_and_event_shared",
         "a device pointer and an event made by one host thread work in another", wrong == 0,
         tutorial::format("the worker's kernel wrote %zu of %zu values right", count - wrong, count),
         "the worker used another device than the one the buffer lives on",
-        "Programming Guide, Unified Virtual Address Space (a device pointer or event handle "
-        "made by one host thread may be used by any other thread of the process)"));
-    ctx.claim(tutorial::documented(
-                  "the current device belongs to the host thread: a new thread starts on device "
-                  "0 while the main thread stands on another",
-                  before == 0,
-                  tutorial::format("the main thread on device %d, the worker's cudaGetDevice "
-                                   "said %d",
-                                   main_device, before),
-                  "the current device is shared by the process's threads",
-                  "Runtime API reference: cudaSetDevice, cudaGetDevice (the current device of "
-                  "the calling host thread); Programming Guide, Device Selection (device 0 "
-                  "until cudaSetDevice is called)"),
-              main_device == 0 ? "with one GPU the main thread is on device 0 too, so a "
-                                 "process-wide current device would also read 0"
-                               : "");
+        tutorial::Entry{"Programming Guide, Unified Virtual Address Space", "thread process",
+                        "can"}));
+    // cudaGetDevice returns the current device of the calling host thread: a thread that never
+    // set one does not see the device another thread set.
+    ctx.claim(
+        tutorial::documented(
+            "current_device_per_thread",
+            "the current device belongs to the host thread: a new thread does not start on "
+            "the device the main thread stands on",
+            before != main_device,
+            tutorial::format("the main thread on device %d, the worker's cudaGetDevice "
+                             "said %d",
+                             main_device, before),
+            "the current device is shared by the process's threads",
+            tutorial::Entry{"Runtime API reference: cudaGetDevice", "device thread", "returns"}),
+        main_device == 0 ? "with one GPU the main thread is on device 0 too, where a new "
+                           "thread starts as well, so a process-wide current device would "
+                           "read the same"
+                         : "");
     return ctx.verdict(wrong == 0, tutorial::format("all %zu values the worker thread's kernel "
                                                     "wrote are in the main thread's buffer",
                                                     count));

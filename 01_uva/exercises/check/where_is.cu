@@ -1,8 +1,8 @@
 // The course's check of exercise ex01_where_is (the task is in ../where_is.cu): the learner's
 // where_is() must name the kind of memory behind each of 10 pointers whose kind the check knows,
 // because it made them.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cuda_runtime.h>
 
@@ -64,13 +64,15 @@ Result check(Context& ctx) {
         std::printf("%-40s  %-9s  %s%s\n", c.made_by, c.expected, said ? said : "(null)",
                     right ? "" : "   <- wrong");
     }
+    // cudaPointerGetAttributes: the type is cudaMemoryTypeHost, cudaMemoryTypeDevice,
+    // cudaMemoryTypeManaged or cudaMemoryTypeUnregistered (a pointer inside an allocation too).
     ctx.claim(tutorial::documented(
-        "where_is names the memory behind every pointer", wrong == 0,
+        "names_every_pointer", "where_is names the memory behind every pointer", wrong == 0,
         std::to_string(wrong) + " of " + std::to_string(cases.size()) + " answers wrong",
         "the answer does not come from CUDA. First step: call cudaPointerGetAttributes on the "
         "pointer and look at the type it reports",
-        "Runtime API reference: cudaPointerGetAttributes (the type of the memory behind a "
-        "pointer, inside its allocation too)"));
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                        "cudaMemoryTypeHost cudaMemoryTypeDevice cudaMemoryTypeManaged", "can"}));
 
     CUDA_CHECK(cudaHostUnregister(registered.data()));
     CUDA_CHECK(cudaFree(managed));
