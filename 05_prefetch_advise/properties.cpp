@@ -66,6 +66,7 @@ Found walkthrough(std::size_t bytes, int device) {
         CUDA_CHECK(cudaMallocManaged(&data, bytes));
         fill_on_host(data, count, 6);
         f.prefetch = cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr);
+        (void)cudaGetLastError();  // a refusal is the answer here, not a failure
         CUDA_CHECK(cudaDeviceSynchronize());
 
         // 3. The CPU reads GPU-resident pages, with the hint that asks for direct access (the

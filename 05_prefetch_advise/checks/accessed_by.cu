@@ -112,14 +112,21 @@ void claim_times(tutorial::Context& ctx, const Medians& m, int direct, const std
               direct ? direct_here : small);
 }
 
+// Why "at most a tenth moves" is not judged on a buffer of `bytes`: where one 64 KiB block is more
+// than a tenth of it, a single block the driver moves on a fault decides the claim.
+std::string tiny_share(std::size_t bytes) {
+    return tutorial::why_too_small(bytes, std::size_t{1} << 20,
+                                   "one block the driver moves would be a large share of it");
+}
+
 // Why "the pages stay on the host" cannot be judged: a hardware-coherent system, or pages the
 // driver moved on the GPU's access counters. AccessedBy opts managed memory into migrations
 // driven by access counters (the Programming Guide, N.1.8), so where those are on, the pages may
 // move while the advice holds.
-std::string why_pages_may_move(const std::string& coherent, const tutorial::UmTraffic& a,
-                               const tutorial::UmTraffic& b) {
+std::string why_pages_may_move(const std::string& coherent, const std::string& small,
+                               const tutorial::UmTraffic& a, const tutorial::UmTraffic& b) {
     if (!coherent.empty()) return coherent;
-    if (a.htod.access_counters + b.htod.access_counters == 0) return "";
+    if (a.htod.access_counters + b.htod.access_counters == 0) return small;
     return "the driver moved pages on the GPU's access counters, which AccessedBy opts managed "
            "memory into (the Programming Guide, N.1.8): where they are on, the pages may move";
 }
@@ -147,13 +154,13 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                   "most a tenth of them moves (MiB device to host, % of the buffer)",
                   percent_of(read.dtoh.total, bytes), 10.0, "%",
                   "the CPU's reads migrated the pages to the host after all"),
-              when(true, read, ""));
+              when(true, read, tiny_share(bytes)));
     ctx.claim(tutorial::counted_at_most(
                   "append_finds_them",
                   "...and the append finds them on the GPU: at most a tenth moves (MiB host to "
                   "device, % of the buffer)",
                   percent_of(append.htod.total, bytes), 10.0, "%", "the pages had left the GPU"),
-              when(true, append, ""));
+              when(true, append, tiny_share(bytes)));
     ctx.claim(tutorial::counted_at_least(
                   "cpu_read_migrates",
                   "without direct host access, the hint or not, the CPU's read migrates the "
@@ -183,7 +190,7 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                   "the GPU's faults migrated the pages instead of reading them through the "
                   "advice's mapping"),
               why_not_counted(counters, {&mapped1, &mapped2},
-                              why_pages_may_move(coherent, mapped1, mapped2)));
+                              why_pages_may_move(coherent, tiny_share(bytes), mapped1, mapped2)));
 }
 
 }  // namespace

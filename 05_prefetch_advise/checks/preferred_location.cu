@@ -96,6 +96,13 @@ void print_rates(const Found& found, const Rates& r, int direct) {
         r.after[gpu_preferred], r.second[gpu_preferred], r.second[cpu_only]);
 }
 
+// Why "at most a tenth moves" is not judged on a buffer of `bytes`: where one 64 KiB block is more
+// than a tenth of it, a single block the driver moves on a fault decides the claim.
+std::string tiny_share(std::size_t bytes) {
+    return tutorial::why_too_small(bytes, std::size_t{1} << 20,
+                                   "one block the driver moves would be a large share of it");
+}
+
 // The counted claims: which reads moved the pages, where the counters can be read.
 void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                    const tutorial::StepTraffic& traffic, const Found& f, std::size_t bytes,
@@ -125,7 +132,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                   "a tenth of them moves (MiB host to device, % of the buffer)",
                   percent_of(mapped1.htod.total + mapped2.htod.total, bytes), 10.0, "%",
                   "the GPU's faults migrated the pages instead of mapping them"),
-              why_not_counted(counters, {&mapped1, &mapped2}, coherent));
+              why_not_counted(counters, {&mapped1, &mapped2},
+                              coherent.empty() ? tiny_share(bytes) : coherent));
     ctx.claim(tutorial::counted_at_least(
                   "prefetch_overrides",
                   "a prefetch overrides the preference: it moves the pages to the GPU all the "

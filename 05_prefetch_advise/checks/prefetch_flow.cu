@@ -145,8 +145,7 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
         bytes, std::size_t{32} << 20,
         "the page faults foo's prefetches save are a few fixed costs at this size");
     ctx.claim(tutorial::at_least("prefetches_beat_faults",
-                                 "foo with the two prefetches beats page faults both ways "
-                                 "(without / with)",
+                                 "foo with the two prefetches beats page faults both ways",
                                  m.without_ms / m.with_ms, 1.1, "x",
                                  "the faults were cheap here: little data, or pages already "
                                  "where the kernel ran")

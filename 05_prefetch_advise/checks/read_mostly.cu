@@ -144,8 +144,8 @@ tutorial::Result run_read_mostly(tutorial::Context& ctx) {
         tutorial::Entry{"Runtime API reference: cudaMemRangeGetAttribute",
                         "read-duplication", "will"}));
     ctx.claim(tutorial::at_least("kernel_reads_faster",
-                                 "with the advice, the kernel's reads between the CPU's are much "
-                                 "faster (kernel time without / with)",
+                                 "with the advice, the kernel's repeated reads are much faster "
+                                 "(kernel time without / with)",
                                  m.plain_kernel_ms / m.copy_kernel_ms, 3.0, "x",
                                  "the pages did not migrate back and forth without the advice: "
                                  "a system where the CPU reads GPU memory in place")
