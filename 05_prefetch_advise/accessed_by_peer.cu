@@ -1,11 +1,13 @@
-// Section accessed_by_peer (2 or more GPUs): managed data lives on GPU 1 and GPU 0 reads it: its
-// page faults pull the pages over, or, with cudaMemAdviseSetAccessedBy(GPU 0), it reads them in
-// place over the link. (checks/accessed_by_peer.cu times the reads both ways.)
+// Section accessed_by_peer (2 or more GPUs): managed data lives on GPU 1 and GPU 0 reads it. Do
+// its page faults pull the pages over, or, with cudaMemAdviseSetAccessedBy(GPU 0), does it read
+// them in place over the link, leaving them on GPU 1? Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/accessed_by_peer.cu common/standalone.cu -o abp
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -45,4 +47,74 @@ bool listed_as_accessed_by(const void* data, std::size_t bytes, int device) {
     return false;
 }
 
+// Step 3. GPU `device` reads all of the data, as a step named `step`. Returns 1 if its sum was
+// not `expected`. `sum` is device memory on that GPU.
+std::size_t read_on(int device, const char* step, const std::uint32_t* data, std::size_t count,
+                    std::uint64_t expected, unsigned long long* sum) {
+    CUDA_CHECK(cudaSetDevice(device));
+    tutorial::step(step);
+    sum_on_device_async(data, count, sum, nullptr);
+    tutorial::step_end();
+    unsigned long long total = 0;
+    CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    return total != expected;
+}
+
+// What the walkthrough found: whether AccessedBy listed GPU 0, without and with the advice
+// ([advise]); sums read wrong.
+struct Found {
+    bool listed[2] = {};
+    std::size_t wrong = 0;
+};
+
+Found walkthrough(std::size_t bytes) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    unsigned long long* sums[2] = {};  // device memory on GPU 0 and on GPU 1
+    for (int g : {reader, owner}) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMalloc(&sums[g], sizeof *sums[g]));
+        CUDA_CHECK(cudaMemset(sums[g], 0, sizeof *sums[g]));
+    }
+    const std::uint64_t expected = pattern_sum(count, seed);
+    Found found;
+    for (const bool advise : {false, true}) {
+        std::uint32_t* data = data_on_owner(count, advise);
+        found.listed[advise] = listed_as_accessed_by(data, bytes, reader);
+        // GPU 0 reads twice: without the advice its first read faults the pages over, and the
+        // second finds them local; with it both read over the link. Then GPU 1 reads.
+        found.wrong += read_on(reader, advise ? "AccessedBy(GPU 0): GPU 0 reads"
+                                              : "no advice: GPU 0 reads", data, count,
+                               expected, sums[reader]);
+        found.wrong += read_on(reader, advise ? "AccessedBy(GPU 0): GPU 0 reads again"
+                                              : "no advice: GPU 0 reads again", data, count,
+                               expected, sums[reader]);
+        found.wrong += read_on(owner, advise ? "AccessedBy(GPU 0): then GPU 1 reads"
+                                             : "no advice: then GPU 1 reads", data, count,
+                               expected, sums[owner]);
+        CUDA_CHECK(cudaFree(data));
+    }
+    for (int g : {reader, owner}) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaFree(sums[g]));
+    }
+    CUDA_CHECK(cudaSetDevice(reader));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    if (gpus < 2) {
+        std::printf("needs 2 GPUs; this machine has %d\n", gpus);
+        return 0;
+    }
+    const Found found = walkthrough(std::size_t{64} << 20);
+    std::printf("AccessedBy lists GPU 0: %s with the advice, %s without; %zu sums wrong\n",
+                found.listed[1] ? "yes" : "no", found.listed[0] ? "yes" : "no", found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,20 +1,20 @@
-// Section discard: dead data still migrates, unless a discard (CUDA 13.0) first says so: then the
-// pages may move without their data. (checks/discard.cu times each way, checks what a partial
-// discard kept, and counts what moved.)
+// Section discard: does dead data still have to move? A prefetch copies every page; a discard
+// (CUDA 13.0) first says the contents are no longer needed, so the pages may move without their
+// data. Each way to the GPU and back, then a discard of every other chunk. Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/discard.cu common/standalone.cu -o discard
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
-#include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace {
 
 constexpr std::size_t chunk = 2 << 20;  // the partial discard takes every other 2 MiB chunk
 
-// Step 1. Moving pages whose contents nobody will read again. A plain prefetch copies every page;
-// a discard first says the contents are no longer needed, which lets the driver move the pages
-// without their data. Read a discarded range only after writing it again.
+// Moving pages whose contents nobody will read again: a discard, then the prefetch. Read a
+// discarded range only after writing it again.
 void discard_then_prefetch(void* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream) {
     void* ranges[] = {data};
     std::size_t sizes[] = {bytes};
@@ -22,7 +22,7 @@ void discard_then_prefetch(void* data, std::size_t bytes, cudaMemLocation to, cu
     CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, stream));
 }
 
-// Step 2. The same in one call (CUDA 13).
+// The same in one call (CUDA 13).
 void discard_and_prefetch(void* data, std::size_t bytes, cudaMemLocation to, cudaStream_t stream) {
     void* ranges[] = {data};
     std::size_t sizes[] = {bytes};
@@ -31,23 +31,111 @@ void discard_and_prefetch(void* data, std::size_t bytes, cudaMemLocation to, cud
                                                    stream));
 }
 
-// Step 3. A partial discard: a kernel writes the whole buffer, every other 2 MiB chunk is
-// discarded in one batch, and the whole buffer is prefetched to the CPU. The chunks not given to
-// the discard keep their data; what the discarded ones hold now, the cudaMemDiscardBatchAsync
-// entry does not say (without the prefetch or a write, a read would be indeterminate).
-void discard_every_other_chunk(std::uint32_t* data, std::size_t bytes, std::uint32_t seed,
-                               cudaStream_t stream) {
+// Before each move the other side writes the whole buffer, so that its pages start there.
+void write_on_other_side(std::uint32_t* data, std::size_t bytes, bool to_gpu, cudaStream_t s) {
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    if (to_gpu) {
+        fill_on_host(data, bytes / 4, 1);
+    } else {
+        fill_on_device_async(data, bytes / 4, 2, s);
+    }
+}
+
+// The buffer to the GPU (or back to the CPU) four ways: a plain prefetch of live data, a discard
+// and then the prefetch, both in one call, and, for comparison, a prefetch of a new allocation
+// that was never written (pages to place, no data to copy).
+void move_four_ways(std::uint32_t* data, std::size_t bytes, bool to_gpu, int device,
+                    cudaStream_t s) {
+    const cudaMemLocation to = to_gpu ? cudaMemLocation{cudaMemLocationTypeDevice, device}
+                                      : cudaMemLocation{cudaMemLocationTypeHost, 0};
+    write_on_other_side(data, bytes, to_gpu, s);
+    tutorial::step(to_gpu ? "to the GPU: cudaMemPrefetchAsync (live data)"
+                          : "to the CPU: cudaMemPrefetchAsync (live data)", s);
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, to, 0, s));
+    tutorial::step_end();
+    write_on_other_side(data, bytes, to_gpu, s);
+    tutorial::step(to_gpu ? "to the GPU: cudaMemDiscardBatchAsync + the prefetch"
+                          : "to the CPU: cudaMemDiscardBatchAsync + the prefetch", s);
+    discard_then_prefetch(data, bytes, to, s);
+    tutorial::step_end();
+    write_on_other_side(data, bytes, to_gpu, s);
+    tutorial::step(to_gpu ? "to the GPU: cudaMemDiscardAndPrefetchBatchAsync"
+                          : "to the CPU: cudaMemDiscardAndPrefetchBatchAsync", s);
+    discard_and_prefetch(data, bytes, to, s);
+    tutorial::step_end();
+    void* fresh = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&fresh, bytes));
+    tutorial::step(to_gpu ? "to the GPU: a prefetch of a new allocation"
+                          : "to the CPU: a prefetch of a new allocation", s);
+    CUDA_CHECK(cudaMemPrefetchAsync(fresh, bytes, to, 0, s));
+    tutorial::step_end();
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaFree(fresh));
+}
+
+// What a partial discard left: values in the chunks not discarded that are not as the kernel
+// wrote them (none may be), and values in the discarded chunks that still are.
+struct Partial {
+    std::size_t kept = 0, kept_wrong = 0;
+    std::size_t discarded = 0, discarded_as_written = 0;
+};
+
+// A kernel writes the whole buffer, every other 2 MiB chunk is discarded in one batch, and the
+// whole buffer is prefetched to the CPU, which compares. The chunks not given to the discard keep
+// their data; what the discarded ones hold after the prefetch, the cudaMemDiscardBatchAsync entry
+// does not say (without the prefetch or a write, a read would be indeterminate).
+Partial discard_every_other_chunk(std::uint32_t* data, std::size_t bytes, cudaStream_t stream) {
     std::vector<void*> ranges;
     std::vector<std::size_t> sizes;
     for (std::size_t at = chunk; at < bytes; at += 2 * chunk) {
         ranges.push_back(reinterpret_cast<char*>(data) + at);
         sizes.push_back(chunk);
     }
-    fill_on_device_async(data, bytes / 4, seed, stream);
+    fill_on_device_async(data, bytes / 4, 45, stream);
     CUDA_CHECK(cudaMemDiscardBatchAsync(ranges.data(), sizes.data(), ranges.size(), 0, stream));
     const cudaMemLocation host{cudaMemLocationTypeHost, 0};
     CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host, 0, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
+    Partial p;
+    for (std::size_t i = 0; i < bytes / 4; ++i) {
+        const bool as_written = data[i] == pattern(i, 45);
+        if ((i * 4 / chunk) % 2 == 1) {
+            ++p.discarded;
+            p.discarded_as_written += as_written;
+        } else {
+            ++p.kept;
+            p.kept_wrong += !as_written;
+        }
+    }
+    return p;
+}
+
+// `bytes`: a multiple of 4 MiB, two chunks.
+Partial walkthrough(std::size_t bytes, int device) {
+    cudaStream_t stream = nullptr;  // the batch calls refuse the legacy stream
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    // 1. To the GPU, each way after the CPU wrote the buffer.
+    move_four_ways(data, bytes, true, device, stream);
+    // 2. Back to the CPU, each way after a kernel wrote it.
+    move_four_ways(data, bytes, false, device, stream);
+    // 3. Every other chunk discarded: the rest keep their data.
+    const Partial p = discard_every_other_chunk(data, bytes, stream);
+    CUDA_CHECK(cudaFree(data));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return p;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Partial p = walkthrough(std::size_t{64} << 20, 0);
+    std::printf("kept chunks: %zu of %zu values not as the kernel wrote them\n", p.kept_wrong,
+                p.kept);
+    std::printf("discarded chunks: %zu of %zu values still as the kernel wrote them\n",
+                p.discarded_as_written, p.discarded);
+    return p.kept_wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,16 +1,17 @@
-// Section l2_persist: keep a table that every thread re-reads in the L2 cache while a large buffer
-// streams past it: set aside persisting L2, give a stream, then a graph's kernel node, an access
-// policy window on the table. checks/l2_persist.cu times each way and checks the kernel's sums.
+// Section l2_persist: can a table every thread re-reads stay in L2 while a big buffer streams past?
+// Persisting L2, and an access policy window on a stream, then on a graph's kernel node. Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/l2_persist.cu common/standalone.cu -o l2_persist
 #include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/step.hpp"
 
-#include <cuda_runtime.h>
-
-#include <cstddef>
+#include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace {
 
-// Step 1. How large the L2 is, how much of it may be set aside for persisting lines (0: none on
+// How large the L2 is, how much of it may be set aside for persisting lines (0: none on
 // this device), and how many bytes one access policy window may cover; then set the part aside.
 struct L2Sizes {
     int l2_bytes = 0;
@@ -33,7 +34,7 @@ void set_aside_persisting_l2(std::size_t bytes) {
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes));
 }
 
-// Step 2. The work: each thread reads the large buffer once, and for its float4 i of it the hot
+// The work: each thread reads the large buffer once, and for its float4 i of it the hot
 // table's float4 (i / 2) % hot_n. The table is swept again and again; between two reads of one
 // of its float4s, twice the table streams past and the rest of the table is read: more than the
 // L2 holds, unless the table's lines persist.
@@ -54,6 +55,33 @@ __global__ void stream_past_hot(const float4* __restrict__ stream, std::size_t s
     sums[first] = sum;  // one value per thread, so that no read is optimised away
 }
 
+// The sizes: the hot table three quarters of the persisting L2 (at most one window), the stream
+// 16 times the table (less where that passes 600 MiB in all, or half the free memory).
+std::size_t hot_table_bytes(const L2Sizes& s) {
+    const std::size_t unit = 64 << 10;
+    const std::size_t hot = std::min(static_cast<std::size_t>(s.max_persisting_bytes) / 4 * 3,
+                                     static_cast<std::size_t>(s.max_window_bytes));
+    return std::max(unit, hot / unit * unit);
+}
+
+std::size_t stream_bytes_for(std::size_t hot_bytes) {
+    const std::size_t unit = 64 << 10;
+    const std::size_t wanted = std::min(16 * hot_bytes, (std::size_t{600} << 20) - hot_bytes);
+    return tutorial::fit_in_free_memory(wanted / unit * unit, 0.5, unit);
+}
+
+// Known values: each lane of float4 i holds i % modulus (3 for the stream, 7 for the table),
+// small whole numbers, so that every thread's float sum is exact.
+__global__ void fill_known(float4* data, std::size_t n, unsigned modulus) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const float v = static_cast<float>(i % modulus);
+        data[i] = make_float4(v, v, v, v);
+    }
+}
+
+constexpr int threads_per_block = 256;
+
 struct Tables {
     float4* stream = nullptr;  // read once per kernel
     std::size_t stream_n = 0;  // float4s
@@ -62,8 +90,6 @@ struct Tables {
     float* sums = nullptr;  // one per thread
     int blocks = 0;
 };
-
-constexpr int threads_per_block = 256;
 
 Tables allocate_tables(int device, std::size_t hot_bytes, std::size_t stream_bytes) {
     Tables t;
@@ -78,7 +104,33 @@ Tables allocate_tables(int device, std::size_t hot_bytes, std::size_t stream_byt
     CUDA_CHECK(cudaMalloc(&t.hot, t.hot_n * sizeof(float4)));
     CUDA_CHECK(cudaMalloc(&t.stream, t.stream_n * sizeof(float4)));
     CUDA_CHECK(cudaMalloc(&t.sums, sizeof(float) * t.blocks * threads_per_block));
+    fill_known<<<1024, 256>>>(t.stream, t.stream_n, 3);
+    CUDA_CHECK_LAUNCH();
+    fill_known<<<1024, 256>>>(t.hot, t.hot_n, 7);
+    CUDA_CHECK_LAUNCH_SYNC();
     return t;
+}
+
+// What the kernel's sums add up to, from the known values alone.
+std::uint64_t expected_sum(const Tables& t) {
+    std::uint64_t sum = 0;
+    std::size_t h = 0;  // (i / 2) % hot_n
+    for (std::size_t i = 0; i < t.stream_n; ++i) {
+        sum += 4 * (i % 3) + 4 * (h % 7);
+        if (i % 2 == 1 && ++h == t.hot_n) h = 0;
+    }
+    return sum;
+}
+
+// What the last kernel's per-thread sums add up to.
+std::uint64_t added_up(const Tables& t, cudaStream_t stream) {
+    std::vector<float> sums(static_cast<std::size_t>(t.blocks) * threads_per_block);
+    CUDA_CHECK(cudaMemcpyAsync(sums.data(), t.sums, sums.size() * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::uint64_t total = 0;
+    for (float v : sums) total += static_cast<std::uint64_t>(v);
+    return total;
 }
 
 void launch_reads(const Tables& t, cudaStream_t stream) {
@@ -87,7 +139,7 @@ void launch_reads(const Tables& t, cudaStream_t stream) {
     CUDA_CHECK_LAUNCH();
 }
 
-// Step 3. The window: the lines of [base_ptr, base_ptr + num_bytes) get hitProp, here all of
+// The window: the lines of [base_ptr, base_ptr + num_bytes) get hitProp, here all of
 // them (hitRatio 1; with less, the rest of the window would get missProp). Reads outside the
 // window stay normal. cudaStreamAttrValue and cudaKernelNodeAttrValue name this same type.
 cudaLaunchAttributeValue persisting_window(void* base, std::size_t bytes) {
@@ -115,7 +167,7 @@ void remove_stream_window(cudaStream_t stream) {
     CUDA_CHECK(cudaCtxResetPersistingL2Cache());
 }
 
-// Step 4. A graph's kernel node carries its own launch attributes. Capture the launch, find the
+// A graph's kernel node carries its own launch attributes. Capture the launch, find the
 // kernel node, give it the window, then instantiate: the executable graph keeps it.
 cudaGraph_t capture_reads(const Tables& t, cudaStream_t stream) {
     cudaGraph_t graph = nullptr;
@@ -154,8 +206,8 @@ void launch_graph(cudaGraphExec_t exec, cudaStream_t stream) {
     CUDA_CHECK(cudaGraphLaunch(exec, stream));
 }
 
-// Step 5. Done: the window off and its lines back to normal (step 3), the set-aside part of the
-// L2 back to the rest of the work, and the tables freed.
+// Done: the window off and its lines back to normal, and the set-aside part of the L2 back
+// to the rest of the work.
 void give_back_l2(cudaStream_t stream) {
     remove_stream_window(stream);
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
@@ -168,4 +220,101 @@ void free_tables(Tables& t) {
     t = Tables{};
 }
 
+// One way to run the work: `launches` kernels (or launches of `exec`, where given), from an L2
+// with no persisting lines left by the way before. Returns what the last one's sums add up to.
+std::uint64_t run_way(const char* name, const Tables& t, cudaStream_t s, cudaGraphExec_t exec,
+                      int launches) {
+    CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    tutorial::step(name, s);
+    for (int i = 0; i < launches; ++i) {
+        if (exec != nullptr) {
+            launch_graph(exec, s);
+        } else {
+            launch_reads(t, s);
+        }
+    }
+    tutorial::step_end();
+    return added_up(t, s);
+}
+
+// What the walkthrough found: the sizes, what the device reads back of the set-aside part, the
+// stream's window and the captured node's, what each way's sums added up to, and the fill's total.
+struct Found {
+    L2Sizes sizes;
+    std::size_t set_aside = 0, limit = 0, hot_bytes = 0, stream_bytes = 0;
+    const void* table = nullptr;
+    cudaAccessPolicyWindow stream_window{};  // cudaStreamGetAttribute, after the window is set
+    cudaError_t captured_status = cudaSuccess;
+    cudaAccessPolicyWindow captured_window{};  // the node captured with no window
+    std::uint64_t sums[4] = {}, expected = 0;
+};
+
+Found walkthrough(int device, int launches) {
+    Found f;
+    // 1. The L2's sizes; the persisting part set aside (a hint: read back what was granted).
+    f.sizes = l2_sizes(device);
+    f.set_aside = static_cast<std::size_t>(f.sizes.max_persisting_bytes);
+    set_aside_persisting_l2(f.set_aside);
+    CUDA_CHECK(cudaDeviceGetLimit(&f.limit, cudaLimitPersistingL2CacheSize));
+    // 2. The work: a hot table, and a stream of data 16 times its size.
+    f.hot_bytes = hot_table_bytes(f.sizes);
+    f.stream_bytes = stream_bytes_for(f.hot_bytes);
+    Tables t = allocate_tables(device, f.hot_bytes, f.stream_bytes);
+    f.table = t.hot;
+    f.expected = expected_sum(t);
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // 3. Two graphs of the same launch, captured while the stream has no window; the second's
+    //    kernel node gets the window of its own.
+    cudaGraph_t graphs[2] = {capture_reads(t, s), capture_reads(t, s)};
+    cudaKernelNodeAttrValue captured{};
+    f.captured_status = cudaGraphKernelNodeGetAttribute(
+        kernel_node(graphs[0]), cudaKernelNodeAttributeAccessPolicyWindow, &captured);
+    (void)cudaGetLastError();  // a refusal is an answer here
+    f.captured_window = captured.accessPolicyWindow;
+    set_node_window(kernel_node(graphs[1]), t.hot, f.hot_bytes);
+    cudaGraphExec_t execs[2] = {instantiate(graphs[0]), instantiate(graphs[1])};
+    // 4. No window: the table is read from memory sweep after sweep.
+    f.sums[0] = run_way("kernel, no window", t, s, nullptr, launches);
+    // 5. The stream's window on the table, read back.
+    set_stream_window(s, t.hot, f.hot_bytes);
+    cudaStreamAttrValue window{};
+    CUDA_CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &window));
+    f.stream_window = window.accessPolicyWindow;
+    f.sums[1] = run_way("kernel, the stream's window", t, s, nullptr, launches);
+    // 6. The graphs in that stream: the one captured with no window has none; the other has its
+    //    node's.
+    f.sums[2] = run_way("graph captured with no window, in the stream with one", t, s, execs[0],
+                        launches);
+    f.sums[3] = run_way("the same graph, the window on its kernel node", t, s, execs[1], launches);
+    // 7. Done: the window off, the lines back to normal, the L2 given back.
+    give_back_l2(s);
+    for (int g = 0; g < 2; ++g) {
+        CUDA_CHECK(cudaGraphExecDestroy(execs[g]));
+        CUDA_CHECK(cudaGraphDestroy(graphs[g]));
+    }
+    CUDA_CHECK(cudaStreamDestroy(s));
+    free_tables(t);
+    return f;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    int max_persisting = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, 0));
+    if (max_persisting == 0) {
+        std::printf("no L2 can be set aside on this device\n");
+        return 0;
+    }
+    const Found f = walkthrough(0, 3);
+    int right = 0;
+    for (std::uint64_t sum : f.sums) right += sum == f.expected;
+    std::printf("persisting L2 asked %zu, granted %zu bytes; hot table %zu, stream %zu bytes\n",
+                f.set_aside, f.limit, f.hot_bytes, f.stream_bytes);
+    std::printf("%d of 4 ways added up to %llu, the fill's total\n", right,
+                static_cast<unsigned long long>(f.expected));
+    return right == 4 ? 0 : 1;
+}
+#endif

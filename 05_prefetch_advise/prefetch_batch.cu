@@ -1,9 +1,12 @@
-// Section prefetch_batch: many separate managed ranges to one GPU: a prefetch call per range, one
-// cudaMemPrefetchBatchAsync (CUDA 13.0), or one prefetch of the span; and one batch sending ranges
-// to two places. (checks/prefetch_batch.cu times the three, checks where each range went.)
+// Section prefetch_batch: many separate managed ranges to one GPU. Which costs less: a prefetch
+// call per range, one cudaMemPrefetchBatchAsync (CUDA 13.0), or one prefetch of the whole span,
+// gaps included? Then one batch that sends ranges to two places. Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_batch.cu common/standalone.cu -o pb
 #include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
+#include <cstdio>
 #include <vector>
 
 namespace {
@@ -29,6 +32,14 @@ Ranges make_ranges(char* base, std::size_t count) {
 // Step 2. The ranges to one GPU, three ways: a prefetch call per range, one batch call for all of
 // them (CUDA 13), or one call over the whole span, gaps included.
 enum Way { loop, batch, span, ways };
+const char* const way_steps[ways] = {"cudaMemPrefetchAsync per range",
+                                     "one cudaMemPrefetchBatchAsync",
+                                     "one cudaMemPrefetchAsync of the span"};
+const char* const read_steps[ways] = {"per range: then a kernel reads every range",
+                                      "batch: then a kernel reads every range",
+                                      "span: then a kernel reads every range"};
+const char* const again_steps[ways] = {"per range, again: every range in place already",
+                                       "batch, again: every range in place already", ""};
 
 void prefetch(Way way, Ranges& r, int device, cudaStream_t stream) {
     const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
@@ -72,4 +83,92 @@ std::vector<int> last_locations(const Ranges& r) {
     return at;
 }
 
+// A kernel reads ranges [first, first + n) and nothing else: a range still on the CPU costs
+// page faults that a range already on the GPU does not.
+__global__ void read_ranges(const std::uint32_t* base, std::size_t first, std::size_t n,
+                            unsigned long long* sum) {
+    constexpr std::size_t words = range_bytes / 4, words_apart = stride / 4;
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n * words;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        local += base[(first + i / words) * words_apart + i % words];
+    }
+    atomicAdd(sum, local);
+}
+
+// What the walkthrough found: each range's recorded location after each way ([way][range]) and
+// after the split batch; values a kernel found changed at the end.
+struct Found {
+    std::vector<int> at[ways];
+    std::vector<int> split;
+    std::size_t wrong = 0;
+};
+
+Found walkthrough(std::size_t count, int device) {
+    const std::size_t bytes = count * stride;
+    char* base = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&base, bytes));
+    Ranges r = make_ranges(base, count);
+    auto* values = reinterpret_cast<std::uint32_t*>(base);
+    fill_on_host(values, bytes / 4, 47);
+    cudaStream_t stream = nullptr;  // the batch call refuses the legacy stream
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+    Found found;
+    for (int w = 0; w < ways; ++w) {
+        // Each way starts from the whole allocation on the CPU.
+        CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, host, 0, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        tutorial::step(way_steps[w], stream);
+        prefetch(Way(w), r, device, stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        tutorial::step(read_steps[w]);  // finds every range on the GPU
+        read_ranges<<<1024, 256>>>(values, 0, count, sum);
+        CUDA_CHECK_LAUNCH();
+        tutorial::step_end();
+        found.at[w] = last_locations(r);
+        if (w != span) {  // the same prefetch again: nothing is left to move
+            tutorial::step(again_steps[w], stream);
+            prefetch(Way(w), r, device, stream);
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            tutorial::step_end();
+        }
+    }
+    // One batch, two places, from the whole allocation on the GPU; a kernel then reads the half
+    // sent to the CPU, and faults it back.
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, gpu, 0, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step("one batch: half to the GPU, half to the CPU", stream);
+    prefetch_halves(r, device, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step("the CPU half: a kernel reads it");
+    read_ranges<<<1024, 256>>>(values, count / 2, count - count / 2, sum);
+    CUDA_CHECK_LAUNCH();
+    tutorial::step_end();
+    found.split = last_locations(r);
+    found.wrong = mismatches_on_device(values, bytes / 4, 47);
+    CUDA_CHECK(cudaFree(sum));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(base));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const std::size_t count = 512;
+    const Found found = walkthrough(count, 0);
+    for (int w = 0; w < ways; ++w) {
+        std::size_t on_gpu = 0;
+        for (int at : found.at[w]) on_gpu += at == 0;
+        std::printf("%-38s %zu of %zu ranges record GPU 0\n", way_steps[w], on_gpu, count);
+    }
+    std::printf("%zu values changed\n", found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,22 +1,26 @@
 // Section prefetch_between_gpus (2 or more GPUs): cudaMemPrefetchAsync moves managed pages from
-// one GPU straight to another, beside a peer copy of device memory and a pinned upload.
-// (checks/prefetch_between_gpus.cu times each move and checks the data after it.)
+// one GPU straight to another, with the call that moves them from the host: only the location
+// differs. How fast, beside a peer copy of device memory and a pinned upload? Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_between_gpus.cu common/standalone.cu -o pbg
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
 constexpr std::uint32_t seed = 47;
 
-// Step 1. Managed data moves from GPU to GPU with the same call that moves it from the host: only
-// the location differs. Queued on the destination's legacy stream.
-void prefetch_to_gpu(std::uint32_t* data, std::size_t bytes, int to) {
+// Step 1. The managed data to GPU `to`, on that GPU's legacy stream, as a step named `step`.
+void prefetch_to_gpu(std::uint32_t* data, std::size_t bytes, int to, const char* step) {
     const cudaMemLocation gpu{cudaMemLocationTypeDevice, to};
     CUDA_CHECK(cudaSetDevice(to));
+    tutorial::step(step);
     CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr));
+    tutorial::step_end();
+    CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 // Step 2. Where the range was last asked to go: the destination's device ordinal.
@@ -48,15 +52,6 @@ Baselines allocate_baselines(std::size_t count) {
     return b;
 }
 
-// A peer copy GPU 0 -> GPU 1, and an upload to GPU 1, each on GPU 1's legacy stream.
-void peer_copy(const Baselines& b, std::size_t bytes) {
-    CUDA_CHECK(cudaMemcpyPeerAsync(b.on_1, 1, b.on_0, 0, bytes, nullptr));
-}
-
-void upload(const Baselines& b, std::size_t bytes) {
-    CUDA_CHECK(cudaMemcpyAsync(b.on_1, b.host, bytes, cudaMemcpyHostToDevice, nullptr));
-}
-
 void free_baselines(const Baselines& b) {
     CUDA_CHECK(cudaFreeHost(b.host));
     CUDA_CHECK(cudaFree(b.on_1));
@@ -65,4 +60,62 @@ void free_baselines(const Baselines& b) {
     CUDA_CHECK(cudaFree(b.on_0));
 }
 
+// What the walkthrough found: prefetches whose destination LastPrefetchLocation named right
+// after them, of how many; values wrong where the data arrived.
+struct Found {
+    int named = 0, prefetches = 0;
+    std::size_t wrong = 0;
+};
+
+Found walkthrough(std::size_t bytes, int rounds) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    Found found;
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    fill_on_host(data, count, seed);
+    prefetch_to_gpu(data, bytes, 0, "cudaMemPrefetchAsync host -> GPU 0");
+    // 1. GPU 0 -> GPU 1 -> GPU 0, `rounds` times; a kernel checks the data where it arrived.
+    for (int r = 0; r < rounds; ++r) {
+        for (int to : {1, 0}) {
+            prefetch_to_gpu(data, bytes, to,
+                            to == 1 ? "cudaMemPrefetchAsync GPU 0 -> GPU 1"
+                                    : "cudaMemPrefetchAsync GPU 1 -> GPU 0");
+            found.named += last_prefetch_location(data, bytes) == to;
+            ++found.prefetches;
+            found.wrong += mismatches_on_device(data, count, seed);
+        }
+    }
+    CUDA_CHECK(cudaFree(data));
+    // 2. The same bytes as device memory: a peer copy GPU 0 -> GPU 1, and an upload to GPU 1,
+    //    each on GPU 1's legacy stream.
+    const Baselines b = allocate_baselines(count);  // leaves GPU 1 current
+    for (int r = 0; r < rounds; ++r) {
+        tutorial::step("cudaMemcpyPeerAsync GPU 0 -> GPU 1");
+        CUDA_CHECK(cudaMemcpyPeerAsync(b.on_1, 1, b.on_0, 0, bytes, nullptr));
+        tutorial::step_end();
+        found.wrong += mismatches_on_device(b.on_1, count, seed);
+        tutorial::step("cudaMemcpyAsync pinned host -> GPU 1");
+        CUDA_CHECK(cudaMemcpyAsync(b.on_1, b.host, bytes, cudaMemcpyHostToDevice, nullptr));
+        tutorial::step_end();
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    free_baselines(b);
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    if (gpus < 2) {
+        std::printf("needs 2 GPUs; this machine has %d\n", gpus);
+        return 0;
+    }
+    const Found found = walkthrough(std::size_t{64} << 20, 2);
+    std::printf("LastPrefetchLocation named %d of %d destinations; %zu values wrong\n",
+                found.named, found.prefetches, found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,10 +1,13 @@
-// Section prefetch_flow: foo(stream) from the Unified Memory appendix of the Programming Guide:
-// allocate, initialise on the CPU, prefetch to the GPU, kernel, prefetch back, use on the CPU,
-// free; every GPU step in one stream. (checks/prefetch_flow.cu times it and checks every value.)
+// Section prefetch_flow: foo(stream) from the Programming Guide's Unified Memory appendix (N.3.1)
+// as written there: allocate, initialise on the CPU, prefetch to the GPU, a kernel, prefetch back,
+// synchronize, use on the CPU, free; then foo without its prefetches (faults both ways). Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_flow.cu common/standalone.cu -o prefetch_flow
 #include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -15,52 +18,80 @@ __global__ void mykernel(std::uint32_t* data, std::size_t count) {
     }
 }
 
-// What foo saw right after queuing each prefetch: where cudaMemRangeGetAttribute says the last
-// prefetch was asked to go (a device ordinal, -1 for the host), and what cudaStreamQuery said
-// after the second.
-struct Seen {
-    int after_first = cudaInvalidDeviceId;
-    int after_second = cudaInvalidDeviceId;
-    cudaError_t stream_after_second = cudaSuccess;
-};
-
-// foo(stream), step by step as the appendix writes it. The appendix leaves init_data and
-// use_data open; here the caller passes them: the CPU writes every value, then reads every value.
-template <typename Init, typename Use>
-Seen foo(cudaStream_t s, int device, std::size_t count, Init init_data, Use use_data) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    const cudaMemLocation cpu{cudaMemLocationTypeHost, 0};
-    Seen seen;
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    init_data(data, count);                                    // execute on the CPU
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, s));  // prefetch to the GPU
-    CUDA_CHECK(cudaMemRangeGetAttribute(&seen.after_first, sizeof seen.after_first,
-                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
-    mykernel<<<1024, 256, 0, s>>>(data, count);  // execute on the GPU
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, cpu, 0, s));  // prefetch to the CPU
-    CUDA_CHECK(cudaMemRangeGetAttribute(&seen.after_second, sizeof seen.after_second,
-                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
-    seen.stream_after_second = cudaStreamQuery(s);  // cudaErrorNotReady: still queued
-    CUDA_CHECK(cudaStreamSynchronize(s));           // the kernel and both prefetches are done
-    use_data(data, count);                          // execute on the CPU
-    CUDA_CHECK(cudaFree(data));
-    return seen;
+// The appendix leaves init_data and use_data to the reader: here the CPU writes every value,
+// and then adds up every value.
+void init_data(std::uint32_t* data, std::size_t count) {
+    fill_on_host(data, count, 9);
 }
 
-// The same without the prefetches: the kernel faults the pages over, the CPU faults them back.
-template <typename Init, typename Use>
-void foo_without_prefetches(cudaStream_t s, std::size_t count, Init init_data, Use use_data) {
+std::uint64_t use_data(const std::uint32_t* data, std::size_t count) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < count; ++i) sum += data[i];
+    return sum;
+}
+
+// foo(stream) as the appendix writes it, with CUDA 13's cudaMemLocation for the two places.
+// Returns what use_data added up.
+std::uint64_t foo(cudaStream_t s, int device, std::size_t count) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    init_data(data, count);  // execute on the CPU
+    tutorial::step("foo: prefetch, kernel, prefetch back, use", s);
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, s));  // prefetch to the GPU
+    mykernel<<<1024, 256, 0, s>>>(data, count);                // execute on the GPU
+    CUDA_CHECK_LAUNCH();
+    const cudaMemLocation cpu{cudaMemLocationTypeHost, 0};
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, cpu, 0, s));  // prefetch to the CPU
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const std::uint64_t used = use_data(data, count);  // execute on the CPU
+    tutorial::step_end();
+    CUDA_CHECK(cudaFree(data));
+    return used;
+}
+
+// The same without the prefetches: the kernel's first touch faults every page over to the GPU,
+// and the CPU's reads fault them back.
+std::uint64_t foo_without_prefetches(cudaStream_t s, std::size_t count) {
     std::uint32_t* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t)));
     init_data(data, count);
+    tutorial::step("foo without the prefetches", s);
     mykernel<<<1024, 256, 0, s>>>(data, count);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaStreamSynchronize(s));
-    use_data(data, count);
+    const std::uint64_t used = use_data(data, count);
+    tutorial::step_end();
     CUDA_CHECK(cudaFree(data));
+    return used;
+}
+
+// What the walkthrough found: sums the CPU used that were not the kernel's values' (0, 1 or 2).
+struct Found {
+    std::size_t wrong = 0;
+};
+
+Found walkthrough(std::size_t count, int device) {
+    // What use_data must find once the kernel ran: the sum of 2 * initial + 1 (mod 2^32).
+    std::uint64_t expected = 0;
+    for (std::size_t i = 0; i < count; ++i) expected += pattern(i, 9) * 2u + 1u;
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    Found found;
+    found.wrong += foo(s, device, count) != expected;
+    found.wrong += foo_without_prefetches(s, count) != expected;
+    CUDA_CHECK(cudaStreamDestroy(s));
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(std::size_t{16} << 20, 0);  // 64 MiB
+    std::printf("foo(stream) with and without its prefetches: %zu of 2 sums wrong\n",
+                found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

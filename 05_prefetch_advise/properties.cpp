@@ -1,51 +1,29 @@
-// Section properties: the device attributes that decide what prefetching and advice can do here,
-// and the first two tried: a prefetch to the GPU, advice on malloc memory. (checks/properties.cpp
-// predicts from each attribute and tries it.)
+// Section properties: what can prefetching and advice do on this device? Four attributes decide
+// it; the walkthrough reads them, then does what each one allows: a prefetch to the GPU, a CPU
+// read of GPU-resident pages, advice on plain malloc memory. Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/properties.cpp common/standalone.cu -o properties
 #include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 
 namespace {
 
-struct AdviceProperties {
-    int concurrent_managed_access;            // pages migrate on demand; prefetches are allowed
-    int pageable_memory_access;               // advice also applies to malloc memory
-    int direct_managed_mem_access_from_host;  // the CPU reads GPU-resident pages in place
-    int host_native_atomic_supported;
+// What the walkthrough found: the attributes, and what each call it tried returned.
+struct Found {
+    int concurrent_managed_access = 0;            // pages migrate on demand; GPU prefetches allowed
+    int pageable_memory_access = 0;               // advice also takes plain malloc memory
+    int direct_managed_mem_access_from_host = 0;  // the CPU reaches GPU-resident pages in place
+    int host_native_atomic_supported = 0;         // CPU and GPU atomics on the same pages
+    cudaError_t prefetch = cudaSuccess;           // the prefetch to the GPU (where allowed)
+    cudaError_t advise_malloc = cudaSuccess;      // advice on malloc memory (where allowed)
+    std::size_t wrong = 0;                        // sums read wrong
 };
 
-// Step 1. The properties that decide what prefetching and advice can do on this system.
-AdviceProperties advice_properties(int device) {
-    AdviceProperties p{};
-    CUDA_CHECK(cudaDeviceGetAttribute(&p.concurrent_managed_access,
-                                      cudaDevAttrConcurrentManagedAccess, device));
-    CUDA_CHECK(
-        cudaDeviceGetAttribute(&p.pageable_memory_access, cudaDevAttrPageableMemoryAccess, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&p.direct_managed_mem_access_from_host,
-                                      cudaDevAttrDirectManagedMemAccessFromHost, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&p.host_native_atomic_supported,
-                                      cudaDevAttrHostNativeAtomicSupported, device));
-    return p;
-}
-
-// Step 2. concurrentManagedAccess: the cudaMemPrefetchAsync entry accepts a GPU as the
-// destination only where it is 1. Returns what the call returned (no CUDA_CHECK: a refusal is an
-// answer here, not a failure).
-cudaError_t try_prefetch_to_gpu(int device) {
-    const std::size_t bytes = 1 << 20;
-    void* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    const cudaError_t status = cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr);
-    (void)cudaGetLastError();  // clear a refusal, so that the next check does not see it
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaFree(data));
-    return status;
-}
-
-// Step 3. pageableMemoryAccess: the cudaMemAdvise entry takes plain malloc memory, with a GPU as
-// its preferred location, only where that GPU has it = 1; otherwise the call is refused.
+// Advice on plain malloc memory: a GPU as its preferred location. The cudaMemAdvise entry takes
+// such memory only where that GPU has pageableMemoryAccess = 1, and returns an error otherwise.
 cudaError_t try_advise_malloc(int device) {
     const std::size_t bytes = 1 << 20;
     void* data = std::malloc(bytes);
@@ -55,4 +33,77 @@ cudaError_t try_advise_malloc(int device) {
     return status;
 }
 
+// The total a summing kernel left in *sum (it waits for the kernel), zeroed for the next one.
+std::uint64_t take_sum(unsigned long long* sum) {
+    unsigned long long total = 0;
+    CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    return total;
+}
+
+Found walkthrough(std::size_t bytes, int device) {
+    Found f;
+    // 1. The four attributes.
+    CUDA_CHECK(cudaDeviceGetAttribute(&f.concurrent_managed_access,
+                                      cudaDevAttrConcurrentManagedAccess, device));
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&f.pageable_memory_access, cudaDevAttrPageableMemoryAccess, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&f.direct_managed_mem_access_from_host,
+                                      cudaDevAttrDirectManagedMemAccessFromHost, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&f.host_native_atomic_supported,
+                                      cudaDevAttrHostNativeAtomicSupported, device));
+
+    // 2. concurrentManagedAccess = 1: a GPU may be a prefetch's destination. Without it, managed
+    //    memory moves as a whole at each launch and nothing below applies.
+    if (f.concurrent_managed_access == 1) {
+        const std::size_t count = bytes / sizeof(std::uint32_t);
+        const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+        const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+        unsigned long long* sum = nullptr;  // device memory: a managed sum would fault too
+        CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+        std::uint32_t* data = nullptr;
+        CUDA_CHECK(cudaMallocManaged(&data, bytes));
+        fill_on_host(data, count, 6);
+        f.prefetch = cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr);
+        (void)cudaGetLastError();  // a refusal is the answer here, not a failure
+        CUDA_CHECK(cudaDeviceSynchronize());
+
+        // 3. The CPU reads GPU-resident pages, with the hint that asks for direct access (the
+        //    Guide's N.1.7 example). directManagedMemAccessFromHost = 1: it reads them in place;
+        //    0: its faults take them home, and the next kernel faults them back.
+        CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetAccessedBy, host));
+        tutorial::step("a kernel reads GPU-resident pages");
+        sum_on_device_async(data, count, sum, nullptr);
+        tutorial::step_end();
+        f.wrong += take_sum(sum) != pattern_sum(count, 6);
+        f.wrong += sum_on_host(data, count) != pattern_sum(count, 6);  // the CPU reads
+        tutorial::step("the kernel again, after the CPU's read");
+        sum_on_device_async(data, count, sum, nullptr);
+        tutorial::step_end();
+        f.wrong += take_sum(sum) != pattern_sum(count, 6);
+        CUDA_CHECK(cudaFree(data));
+        CUDA_CHECK(cudaFree(sum));
+    }
+
+    // 4. pageableMemoryAccess = 1: advice takes plain malloc memory too.
+    if (f.pageable_memory_access == 1) f.advise_malloc = try_advise_malloc(device);
+    return f;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found f = walkthrough(std::size_t{16} << 20, 0);
+    std::printf("concurrentManagedAccess = %d: a prefetch to the GPU returned %s\n",
+                f.concurrent_managed_access, cudaGetErrorName(f.prefetch));
+    std::printf("directManagedMemAccessFromHost = %d, hostNativeAtomicSupported = %d\n",
+                f.direct_managed_mem_access_from_host, f.host_native_atomic_supported);
+    std::printf("pageableMemoryAccess = %d: advice on malloc memory %s\n",
+                f.pageable_memory_access,
+                f.pageable_memory_access == 1 ? cudaGetErrorName(f.advise_malloc) : "not tried");
+    std::printf("%zu sums read wrong\n", f.wrong);
+    return f.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,13 +1,13 @@
-// Section range_attributes: cudaMemRangeGetAttribute(s) read back after each advice, unset and
-// prefetch, and the page rounding that applies advice on a few bytes to their whole page.
-// (checks/range_attributes.cu compares every value with what the reference defines.)
+// Section range_attributes: what does cudaMemRangeGetAttribute(s) say after each advice, unset and
+// prefetch on 64 pages of managed memory? And how far does advice on 16 bytes reach? Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/range_attributes.cu common/standalone.cu -o ra
 #include "common/check.hpp"
 #include "common/text.hpp"
 
 #include <algorithm>
-#include <cstddef>
-#include <string>
+#include <cstdio>
 #include <vector>
+#include <unistd.h>
 
 namespace {
 
@@ -38,7 +38,7 @@ std::string get_location(const void* data, std::size_t bytes, cudaMemRangeAttrib
 
 // Who has AccessedBy set on the whole range, sorted: the attribute fills an int per slot with the
 // device ids and pads the slots left over with cudaInvalidDeviceId. The entry speaks of device
-// ids only; where the host has the advice, driver 580 lists it as cudaCpuDeviceId (-1).
+// ids only; how the host appears where it has the advice, it does not say.
 std::vector<int> accessed_by(const void* data, std::size_t bytes) {
     std::vector<int> list(8, 0);
     CUDA_CHECK(cudaMemRangeGetAttribute(list.data(), list.size() * sizeof(int),
@@ -150,4 +150,56 @@ Rounding read_mostly_on_16_bytes(char* data, std::size_t page, int device) {
             int_attribute(data + page, 4, cudaMemRangeAttributeReadMostly)};
 }
 
+// What the walkthrough read back: the three attributes of a fresh allocation (a flag, then two
+// locations: -2 is cudaInvalidDeviceId), then each step's.
+struct Found {
+    int read_mostly = 0, preferred = 0, last_prefetch = 0;
+    ReadMostlySteps read_mostly_steps{};
+    PreferredSteps preferred_steps;
+    AccessedBySteps accessed_by_steps;
+    PrefetchSteps prefetch_steps;
+    Rounding rounding{};
+    std::size_t page = 0;  // the CPU page size
+};
+
+Found walkthrough(int device) {
+    Found f;
+    f.page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t bytes = 64 * f.page;
+    char* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    f.read_mostly = int_attribute(data, bytes, cudaMemRangeAttributeReadMostly);
+    f.preferred = int_attribute(data, bytes, cudaMemRangeAttributePreferredLocation);
+    f.last_prefetch = int_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation);
+    f.read_mostly_steps = set_and_unset_read_mostly(data, bytes, device);
+    f.preferred_steps = set_and_unset_preferred_location(data, bytes, device);
+    f.accessed_by_steps = set_and_unset_accessed_by(data, bytes, device);
+    f.prefetch_steps = prefetch_there_and_back(data, bytes, device);
+    f.rounding = read_mostly_on_16_bytes(data, f.page, device);
+    CUDA_CHECK(cudaFree(data));
+    return f;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found f = walkthrough(0);
+    std::printf("a new allocation: ReadMostly %d, PreferredLocation %d, LastPrefetchLocation %d\n",
+                f.read_mostly, f.preferred, f.last_prefetch);
+    std::printf("ReadMostly: %d after Set, %d after Unset\n", f.read_mostly_steps.set,
+                f.read_mostly_steps.unset);
+    std::printf("PreferredLocation: %d (%s), then %d (%s), then %d (%s)\n",
+                f.preferred_steps.gpu.as_int, f.preferred_steps.gpu.type_id.c_str(),
+                f.preferred_steps.host.as_int, f.preferred_steps.host.type_id.c_str(),
+                f.preferred_steps.unset.as_int, f.preferred_steps.unset.type_id.c_str());
+    std::printf("AccessedBy: %zu entries for the GPU and the host, %zu for the host, %zu after\n",
+                f.accessed_by_steps.both.size(), f.accessed_by_steps.host_only.size(),
+                f.accessed_by_steps.none.size());
+    std::printf("LastPrefetchLocation: %d after a prefetch to the GPU, %d after one to the host\n",
+                f.prefetch_steps.to_gpu.as_int, f.prefetch_steps.to_host.as_int);
+    std::printf("ReadMostly on bytes 0-15: %d at byte 1024, %d at byte %zu\n",
+                f.rounding.same_page, f.rounding.next_page, f.page);
+    return 0;
+}
+#endif

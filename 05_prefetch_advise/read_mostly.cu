@@ -1,37 +1,49 @@
-// Section read_mostly: cudaMemAdviseSetReadMostly lets the CPU and the GPU each keep a read-only
-// copy of the same pages, so that taking turns reading them moves nothing; a write drops every
-// copy but the writer's. (checks/read_mostly.cu times the appendix's loop and counts the moves.)
+// Section read_mostly: the CPU and a kernel take turns reading the same managed buffer. Without
+// advice each read takes the pages away from the other side; cudaMemAdviseSetReadMostly lets
+// both keep a read-only copy, until a write drops every copy but the writer's. Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/read_mostly.cu common/standalone.cu -o read_mostly
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <cstdio>
 
 namespace {
 
-// Step 1. ReadMostly: the pages may be duplicated, read-only, on every processor that reads
-// them. The location argument is ignored for this advice: it is about the range, not a device.
-void advise_read_mostly(void* data, std::size_t bytes, int device) {
+// The total a summing kernel left in *sum (it waits for the kernel), zeroed for the next one.
+std::uint64_t take_sum(unsigned long long* sum) {
+    unsigned long long total = 0;
+    CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    return total;
+}
+
+// The Unified Memory appendix's loop on one buffer: the CPU writes it and it is prefetched to
+// the GPU; then, `rounds` times, the CPU reads all of it and a kernel reads all of it. Returns
+// the reads whose sum was wrong.
+std::size_t take_turns(std::uint32_t* data, std::size_t count, int device, int rounds,
+                       bool advised, unsigned long long* sum) {
     const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu));
-}
-
-// Step 2. The Unified Memory appendix's outer loop step: the CPU writes the data, then a prefetch
-// to every device. With ReadMostly these make read-only copies on each device instead of moving
-// the data away from the CPU, so both sides then read it locally.
-void write_then_prefetch(std::uint32_t* data, std::size_t count, std::uint32_t seed,
-                         const std::vector<int>& devices) {
-    fill_on_host(data, count, seed);
-    for (int device : devices) {
-        const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-        CUDA_CHECK(cudaMemPrefetchAsync(data, count * sizeof *data, gpu, 0, nullptr));
-    }
+    const std::uint64_t expected = pattern_sum(count, 7);
+    std::size_t wrong = 0;
+    tutorial::step(advised ? "ReadMostly: the CPU writes, prefetch to the GPU"
+                           : "no advice: the CPU writes, prefetch to the GPU");
+    fill_on_host(data, count, 7);
+    CUDA_CHECK(cudaMemPrefetchAsync(data, count * sizeof *data, gpu, 0, nullptr));
     CUDA_CHECK(cudaDeviceSynchronize());
+    for (int r = 0; r < rounds; ++r) {
+        tutorial::step(advised ? "ReadMostly: the CPU reads" : "no advice: the CPU reads");
+        wrong += sum_on_host(data, count) != expected;
+        tutorial::step(advised ? "ReadMostly: a kernel reads" : "no advice: a kernel reads");
+        sum_on_device_async(data, count, sum, nullptr);
+        tutorial::step_end();
+        wrong += take_sum(sum) != expected;
+    }
+    return wrong;
 }
 
-// Step 3. What cudaMemRangeGetAttribute says about the advice: 1 while ReadMostly is set on the
-// range. A write drops the copies, not the advice.
+// Whether ReadMostly is set on the whole range (cudaMemRangeGetAttribute: 1 or 0).
 int read_mostly_attribute(const void* data, std::size_t bytes) {
     int value = 0;
     CUDA_CHECK(cudaMemRangeGetAttribute(&value, sizeof value, cudaMemRangeAttributeReadMostly, data,
@@ -39,4 +51,60 @@ int read_mostly_attribute(const void* data, std::size_t bytes) {
     return value;
 }
 
+// What the walkthrough found: the attribute without the advice, with it, and after the write
+// that dropped the copies; values read wrong.
+struct Found {
+    int without = 0, with = 0, after_write = 0;
+    std::size_t wrong = 0;
+};
+
+Found walkthrough(std::size_t bytes, int device, int rounds) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    Found found;
+    unsigned long long* sum = nullptr;  // device memory: a managed sum would migrate too
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+
+    // 1. No advice: the CPU's read faults the pages home, the kernel's faults them back.
+    std::uint32_t* plain = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&plain, bytes));
+    found.wrong += take_turns(plain, count, device, rounds, false, sum);
+    found.without = read_mostly_attribute(plain, bytes);
+    CUDA_CHECK(cudaFree(plain));
+
+    // 2. ReadMostly: the prefetch makes a read-only copy on the GPU instead of moving the pages,
+    //    so each side reads its own copy. The location is ignored for this advice.
+    std::uint32_t* shared = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&shared, bytes));
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    CUDA_CHECK(cudaMemAdvise(shared, bytes, cudaMemAdviseSetReadMostly, gpu));
+    found.wrong += take_turns(shared, count, device, rounds, true, sum);
+    found.with = read_mostly_attribute(shared, bytes);
+
+    // 3. The CPU writes: every copy but its own is dropped (the advice stays), so the first
+    //    write pays for that and the same write again does not; the next kernel read copies the
+    //    pages over again (it checks every value: a stale copy would show).
+    tutorial::step("ReadMostly: the CPU writes");
+    fill_on_host(shared, count, 999);
+    tutorial::step("ReadMostly: the CPU writes again");
+    fill_on_host(shared, count, 999);
+    tutorial::step("ReadMostly: a kernel reads after the write");
+    found.wrong += mismatches_on_device(shared, count, 999);
+    tutorial::step_end();
+    found.after_write = read_mostly_attribute(shared, bytes);
+    CUDA_CHECK(cudaFree(shared));
+    CUDA_CHECK(cudaFree(sum));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(std::size_t{64} << 20, 0, 3);
+    std::printf("ReadMostly attribute: %d without the advice, %d with it, %d after the write\n",
+                found.without, found.with, found.after_write);
+    std::printf("%zu values read wrong\n", found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,52 +1,134 @@
-// Section read_mostly_gpus (2 or more GPUs): the Unified Memory appendix's ReadMostly loop as
-// written there, prefetching to every GPU: with the advice each GPU keeps a read-only copy.
-// (checks/read_mostly_gpus.cu times every GPU's reads, and a write that drops the copies.)
+// Section read_mostly_gpus (2+ GPUs): the appendix's ReadMostly loop on every GPU. Without advice
+// the pages move to each reader; with it every GPU keeps a copy until GPU 0 writes. Alone:
+//   nvcc -std=c++17 -I. 05_prefetch_advise/read_mostly_gpus.cu common/standalone.cu -o rmg
 #include "common/check.hpp"
 #include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
-#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 namespace {
 
 constexpr std::uint32_t seed = 41;
+constexpr std::uint32_t written_seed = 42;
 
-// Step 1. A managed buffer, with or without ReadMostly. The location is ignored for this advice:
-// it is about the range, not a device.
-std::uint32_t* allocate(std::size_t bytes, bool read_mostly) {
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    if (read_mostly) {
-        const cudaMemLocation gpu0{cudaMemLocationTypeDevice, 0};
-        CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu0));
-    }
-    return data;
+// The total a summing kernel left in *sum (it waits for the kernel), zeroed for the next one.
+std::uint64_t take_sum(unsigned long long* sum) {
+    unsigned long long total = 0;
+    CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    return total;
 }
 
-// Where cudaMemRangeGetAttribute says the range was last prefetched: a device ordinal, or
-// cudaCpuDeviceId for the host.
+// GPU g reads all of the data, as a step named "<what>: GPU <g> reads". Returns 1 if its sum
+// was not `expected`.
+std::size_t read_on(int g, const char* what, const std::uint32_t* data, std::size_t count,
+                    unsigned long long* sum_on_g, std::uint64_t expected) {
+    CUDA_CHECK(cudaSetDevice(g));
+    const std::string step = std::string(what) + ": GPU " + std::to_string(g) + " reads";
+    tutorial::step(step.c_str());
+    sum_on_device_async(data, count, sum_on_g, nullptr);
+    tutorial::step_end();
+    return take_sum(sum_on_g) != expected;
+}
+
+// Step 1. The appendix's loop on one buffer: the CPU writes it, it is prefetched to every GPU
+// in turn (with ReadMostly each prefetch leaves a read-only copy behind instead of taking the
+// pages from the GPU before), then `rounds` times each GPU in turn reads all of it. Returns the
+// sums read wrong.
+std::size_t write_prefetch_read(std::uint32_t* data, std::size_t count, int gpus, int rounds,
+                                bool advised, const std::vector<unsigned long long*>& sums) {
+    fill_on_host(data, count, seed);
+    for (int g = 0; g < gpus; ++g) {
+        const cudaMemLocation gpu{cudaMemLocationTypeDevice, g};
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaMemPrefetchAsync(data, count * sizeof *data, gpu, 0, nullptr));
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    const std::uint64_t expected = pattern_sum(count, seed);
+    std::size_t wrong = 0;
+    for (int r = 0; r < rounds; ++r) {
+        for (int g = 0; g < gpus; ++g) {
+            wrong += read_on(g, advised ? "ReadMostly" : "no advice", data, count, sums[g],
+                             expected);
+        }
+    }
+    return wrong;
+}
+
+// Where the range was last prefetched to: a device ordinal, or cudaCpuDeviceId for the host.
 int last_prefetch_location(const void* data, std::size_t bytes) {
-    int location = -3;
+    int location = cudaInvalidDeviceId;
     CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
                                         cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
     return location;
 }
 
-// Step 2. The CPU writes the data, then it is prefetched to every GPU in turn. With ReadMostly
-// set, each prefetch leaves a read-only copy behind instead of taking the pages away from the GPU
-// before. Returns how many prefetches the attribute named right afterwards.
-int write_then_prefetch_to_every_gpu(std::uint32_t* data, std::size_t count, int gpus) {
-    const std::size_t bytes = count * sizeof *data;
-    fill_on_host(data, count, seed);
-    int named = 0;
+// What the walkthrough found: LastPrefetchLocation after the loop, without and with the advice
+// ([advised]); values read wrong, and of those, after GPU 0's write.
+struct Found {
+    int last_prefetch[2] = {cudaInvalidDeviceId, cudaInvalidDeviceId};
+    std::size_t wrong = 0, wrong_after_write = 0;
+};
+
+Found walkthrough(std::size_t bytes, int gpus, int rounds) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    std::vector<unsigned long long*> sums(gpus);  // device memory on each GPU
     for (int g = 0; g < gpus; ++g) {
-        const cudaMemLocation gpu{cudaMemLocationTypeDevice, g};
         CUDA_CHECK(cudaSetDevice(g));
-        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        named += last_prefetch_location(data, bytes) == g;
+        CUDA_CHECK(cudaMalloc(&sums[g], sizeof *sums[g]));
+        CUDA_CHECK(cudaMemset(sums[g], 0, sizeof *sums[g]));
     }
-    return named;
+    Found found;
+    for (const bool advised : {false, true}) {
+        std::uint32_t* data = nullptr;
+        CUDA_CHECK(cudaMallocManaged(&data, bytes));
+        if (advised) {  // the location is ignored for this advice: it is about the range
+            const cudaMemLocation gpu0{cudaMemLocationTypeDevice, 0};
+            CUDA_CHECK(cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, gpu0));
+        }
+        found.wrong += write_prefetch_read(data, count, gpus, rounds, advised, sums);
+        found.last_prefetch[advised] = last_prefetch_location(data, bytes);
+        if (advised) {
+            // Step 2. GPU 0 writes: every copy but its own is dropped, so each other GPU's next
+            // read faults the new values over.
+            CUDA_CHECK(cudaSetDevice(0));
+            tutorial::step("ReadMostly: GPU 0 writes");
+            fill_on_device(data, count, written_seed);
+            tutorial::step_end();
+            for (int g = 1; g < gpus; ++g) {
+                found.wrong_after_write += read_on(g, "after GPU 0 wrote", data, count, sums[g],
+                                                   pattern_sum(count, written_seed));
+                found.wrong_after_write += mismatches_on_device(data, count, written_seed);
+            }
+            found.wrong += found.wrong_after_write;
+        }
+        CUDA_CHECK(cudaFree(data));
+    }
+    for (int g = 0; g < gpus; ++g) {
+        CUDA_CHECK(cudaSetDevice(g));
+        CUDA_CHECK(cudaFree(sums[g]));
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    if (gpus < 2) {
+        std::printf("needs 2 GPUs; this machine has %d\n", gpus);
+        return 0;
+    }
+    const Found found = walkthrough(std::size_t{64} << 20, gpus, 3);
+    std::printf("LastPrefetchLocation after the loop: %d without the advice, %d with it\n",
+                found.last_prefetch[0], found.last_prefetch[1]);
+    std::printf("%zu values read wrong\n", found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

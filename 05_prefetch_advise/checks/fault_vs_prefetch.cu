@@ -134,8 +134,10 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               why(c.home));
 }
 
+// `coherent`: why the claims about migration are not judged here (a coherent system, or a
+// buffer too small), or ""; `small`: the same for the one that only compares copy rates.
 void claim_times(tutorial::Context& ctx, const Medians& m, const std::string& coherent,
-                 const std::function<Medians()>& again) {
+                 const std::string& small, const std::function<Medians()>& again) {
     ctx.claim(tutorial::at_least("prefetch_beats_faults",
                                  "a prefetch to the GPU is several times faster than the "
                                  "kernel's page faults (fault time / prefetch time)",
@@ -157,7 +159,8 @@ void claim_times(tutorial::Context& ctx, const Medians& m, const std::string& co
                   .again([&] {
                       const Medians n = again();
                       return n.copy_ms / n.prefetch_ms;
-                  }));
+                  }),
+              small);
     ctx.claim(tutorial::at_least("prefetch_home_sooner",
                                  "back to the CPU, a prefetch brings the pages home sooner than "
                                  "a CPU read that faults them in (fault read / prefetch)",
@@ -195,9 +198,13 @@ tutorial::Result run_fault_vs_prefetch(tutorial::Context& ctx) {
         100.0 * m.copy_ms / m.prefetch_ms, m.faults_ms / m.prefetch_ms,
         100.0 * tutorial::gb_per_s(bytes, m.resident_ms) / peak_gbps, peak_gbps,
         m.cpu_faults_ms / m.prefetch_home_ms);
-    // These claims measure pages moving on access, which hardware-coherent systems may skip.
+    // These claims measure pages moving on access, which hardware-coherent systems may skip; and
+    // below some MiB a prefetch and a few faults are both mostly fixed costs.
     const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
-    claim_times(ctx, m, coherent, [&] { return time_rounds(bytes, ctx.device, runs, wrong); });
+    const std::string small = tutorial::why_too_small(
+        bytes, std::size_t{16} << 20, "a few pages move in a few fixed-cost steps either way");
+    claim_times(ctx, m, coherent.empty() ? small : coherent, small,
+                [&] { return time_rounds(bytes, ctx.device, runs, wrong); });
 
     // What moved, counted by the driver once the timings are done, so that counting cannot slow
     // them; at most 64 MiB, where no record is lost (counted.hpp).

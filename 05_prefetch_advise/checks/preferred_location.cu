@@ -1,6 +1,7 @@
-// Checks of section preferred_location: each case of ../preferred_location.cu set up on a fresh
-// buffer and read twice, timed (the speeds show whether the pages moved or were mapped), the
-// attributes read back, then four of the cases counted by the driver.
+// Checks of section preferred_location: runs ../preferred_location.cu's walkthrough (seven
+// cases, each read twice on a fresh buffer) and times every read (the speeds show whether the
+// pages moved or were mapped), reads the attributes it found, then runs it once more with the
+// driver's Unified Memory counters on, counting what each read moved.
 #include "05_prefetch_advise/preferred_location.cu"
 
 #include "../helpers/counted.hpp"
@@ -9,24 +10,54 @@
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/harness/requires.hpp"
+#include "common/harness/steps.hpp"
+#include "common/text.hpp"
 #include "common/timing.hpp"
 
 #include <cstdio>
-#include <iterator>
 #include <string>
 
 using tutorial::format;
 
 namespace {
 
-struct Reads {
-    double gbps[2] = {};   // the first and the second full read
-    double gpu_after = 0;  // after two CPU reads: a kernel's read, which faults where the
-                           // pages have come to the CPU (0 for rows the GPU reads)
-    int wrong = 0;         // reads whose sum was not the data's
-    std::string preferred;
-    std::string last_prefetch;
+// The cases the claims read, by their place in the walkthrough's table.
+constexpr int no_advice_gpu = 0, host_preferred = 1, host_preferred_prefetch = 2;
+constexpr int gpu_preferred = 4, cpu_only = 6;
+
+std::string step_of(const Found& f, int c, const char* which) {
+    return std::string(f.cases[c].name) + ": " + which;
+}
+
+// Each case's reads in GB/s, medians over the rounds: by events where a kernel reads, by the
+// host's clock where the CPU does; `after` is the kernel read after the CPU's two (0 where the
+// GPU read).
+struct Rates {
+    double first[case_count] = {}, second[case_count] = {}, after[case_count] = {};
 };
+
+Rates time_rounds(std::size_t bytes, int device, int runs, Found& found, std::size_t& wrong) {
+    tutorial::StepTimes times;
+    for (int r = 0; r < runs; ++r) {
+        found = walkthrough(bytes, device);
+        for (const Seen& seen : found.cases) wrong += seen.wrong;
+    }
+    Rates rates;
+    for (int c = 0; c < case_count; ++c) {
+        const bool gpu = c <= host_preferred_prefetch;  // the first three cases: a kernel reads
+        const auto ms = [&](const char* which) {
+            const std::string step = step_of(found, c, which);
+            return gpu ? times.median_ms(step) : times.median_host_ms(step);
+        };
+        rates.first[c] = tutorial::gb_per_s(bytes, ms("the 1st read"));
+        rates.second[c] = tutorial::gb_per_s(bytes, ms("the 2nd read"));
+        if (!gpu) {
+            rates.after[c] =
+                tutorial::gb_per_s(bytes, times.median_ms(step_of(found, c, "then a kernel reads")));
+        }
+    }
+    return rates;
+}
 
 std::string where(int location) {
     if (location == cudaCpuDeviceId) return "host";
@@ -34,168 +65,95 @@ std::string where(int location) {
     return "GPU " + std::to_string(location);
 }
 
-// A fresh managed buffer, the case's advice and writes, then two timed full reads.
-Reads run_case(const Case& c, std::size_t count, int device) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    const std::uint32_t seed = 11;
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    set_up(c, data, count, seed, device);
-    Reads reads;
-    for (double& rate : reads.gbps) {
-        if (c.gpu_reads) {
-            const DeviceSum s = timed_device_sum(data, count);
-            reads.wrong += s.sum != pattern_sum(count, seed);
-            rate = tutorial::gb_per_s(bytes, s.ms);
-        } else {
-            tutorial::HostTimer timer;
-            const std::uint64_t sum = sum_on_host(data, count);
-            rate = tutorial::gb_per_s(bytes, timer.elapsed_ms());
-            reads.wrong += sum != pattern_sum(count, seed);  // worked out after the timer stops
-        }
+void print_rates(const Found& found, const Rates& r, int direct) {
+    tutorial::Table table({{"case"},
+                           {"1st read GB/s", tutorial::Align::right},
+                           {"2nd read GB/s", tutorial::Align::right},
+                           {"then GPU reads GB/s", tutorial::Align::right},
+                           {"PreferredLocation"},
+                           {"LastPrefetchLocation"}});
+    for (int c = 0; c < case_count; ++c) {
+        table.add_row({found.cases[c].name, format("%.1f", r.first[c]),
+                       format("%.1f", r.second[c]), r.after[c] > 0 ? format("%.1f", r.after[c]) : "-",
+                       where(found.cases[c].preferred), where(found.cases[c].last_prefetch)});
     }
-    if (!c.gpu_reads) {
-        const DeviceSum s = timed_device_sum(data, count);
-        reads.wrong += s.sum != pattern_sum(count, seed);
-        reads.gpu_after = tutorial::gb_per_s(bytes, s.ms);
-    }
-    reads.preferred =
-        where(location_attribute(data, bytes, cudaMemRangeAttributePreferredLocation));
-    reads.last_prefetch =
-        where(location_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation));
-    CUDA_CHECK(cudaFree(data));
-    return reads;
-}
-
-// The section's documented and timing claims, from the rows in the order run_preferred_location
-// makes them.
-void claim_lessons(tutorial::Context& ctx, const Reads* reads) {
-    const std::string gpu_name = where(ctx.device);
-    // The timing claim measures pages moving on access, which hardware-coherent systems may skip.
-    const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
-    // The entry: a GPU's id, cudaCpuDeviceId for the host, cudaInvalidDeviceId where no page has
-    // a preferred location.
-    ctx.claim(tutorial::documented(
-        "cudaMemRangeGetAttribute reports the preferred location that was advised",
-        reads[1].preferred == "host" && reads[4].preferred == gpu_name && reads[0].preferred == "-",
-        "host, " + reads[4].preferred + " and " + reads[0].preferred + " (no advice)",
-        "the advice was not recorded for the range",
-        "Runtime API reference: cudaMemRangeGetAttribute"));
-    ctx.claim(tutorial::at_least(
-                  "with the host preferred, every GPU read crosses the link: its second read is "
-                  "much slower than a second read without advice (2nd read without advice / "
-                  "with the host preferred)",
-                  reads[0].gbps[1] / reads[1].gbps[1], 5.0, "x",
-                  "the pages migrated to the GPU after all, or the GPU reads host memory as fast "
-                  "as its own (a coherent CPU-GPU link)"),
-              coherent);
-}
-
-// What the rows show, in words (`reads` in the order run_preferred_location makes them).
-void narrate(const Reads* reads, int direct) {
+    table.print();
     std::printf(
         "\nWith the host preferred, the GPU's first read (%.1f GB/s) pays for faults that map the\n"
         "pages where they are, and its second read runs at %.1f GB/s, the speed of the link to\n"
         "host memory: the pages stayed there. Without advice they migrated, and the second read\n"
-        "ran at %.1f GB/s from GPU memory. A prefetch still moved them. %s\n",
-        reads[1].gbps[0], reads[1].gbps[1], reads[0].gbps[1],  // preferred host; no advice
-        direct == 1
-            ? "With the GPU preferred and\ndirectManagedMemAccessFromHost = 1, the CPU may map GPU "
-              "memory and read it where it is:\ncompare the last row's two reads."
-            : "With the GPU preferred and\ndirectManagedMemAccessFromHost = 0, the CPU cannot map "
-              "GPU memory, so its reads migrate the\npages anyway: a preferred location is a "
-              "policy for faults, not a pin.");
-    std::printf(
-        "\"then GPU reads\" is a kernel reading the buffer after the CPU's two reads: with the "
-        "GPU\npreferred it ran at %.1f GB/s, against %.1f GB/s for pages already on the GPU, so "
-        "it\nfaulted them back: the CPU's read had brought them home. The CPU's second read "
-        "(%.1f GB/s)\nmatches pages that never left the host (%.1f GB/s, the last row).\n\n",
-        reads[4].gpu_after, reads[0].gbps[1], reads[4].gbps[1], reads[6].gbps[1]);
+        "ran at %.1f GB/s from GPU memory. A prefetch still moved them. %s\n"
+        "\"then GPU reads\" is a kernel reading the buffer after the CPU's two reads: with the GPU\n"
+        "preferred it ran at %.1f GB/s, so it faulted the pages back: the CPU's read had brought\n"
+        "them home. The CPU's second read (%.1f GB/s) matches pages that never left the host\n"
+        "(%.1f GB/s, the last row).\n\n",
+        r.first[host_preferred], r.second[host_preferred], r.second[no_advice_gpu],
+        direct == 1 ? "With the GPU preferred and\ndirectManagedMemAccessFromHost = 1, the CPU "
+                      "may map GPU memory and read it where it is."
+                    : "With the GPU preferred and\ndirectManagedMemAccessFromHost = 0, the CPU "
+                      "cannot map GPU memory, so its reads migrate the\npages anyway: a "
+                      "preferred location is a policy for faults, not a pin.",
+        r.after[gpu_preferred], r.second[gpu_preferred], r.second[cpu_only]);
 }
 
-// Four of the cases once more, on buffers of at most 64 MiB, with the driver's Unified Memory
-// counters on: what each read moved. `cases` in the order run_preferred_location lists them.
-struct Counted {
-    tutorial::UmTraffic plain_read;            // no advice: a kernel reads CPU-written pages
-    tutorial::UmTraffic host_reads[2];         // preferred host: a kernel reads, twice
-    tutorial::UmTraffic prefetch;              // preferred host: set-up with a prefetch to the GPU
-    tutorial::UmTraffic gpu_preferred_cpu[2];  // preferred GPU: the CPU reads, twice
-};
-
-Counted count_steps(tutorial::UmCounters& counters, const Case* cases, std::size_t bytes,
-                    int device, int& wrong) {
-    const std::size_t count = bytes / sizeof(std::uint32_t);
-    const std::uint32_t seed = 12;
-    CountedSteps steps(counters);
-    Counted c;
-    std::uint32_t* data = nullptr;
-    const auto kernel_reads = [&] {
-        wrong += sum_on_device(data, count) != pattern_sum(count, seed);
-    };
-    const auto cpu_reads = [&] { wrong += sum_on_host(data, count) != pattern_sum(count, seed); };
-    // A fresh buffer set up as case `k` says; the set-up is a counted step where it has a name.
-    const auto fresh = [&](const Case& k, const char* counted_name) {
-        if (data != nullptr) CUDA_CHECK(cudaFree(data));
-        CUDA_CHECK(cudaMallocManaged(&data, bytes));
-        const auto run = [&] { set_up(k, data, count, seed, device); };
-        if (counted_name == nullptr) run();
-        return counted_name != nullptr ? steps.step(counted_name, run) : tutorial::UmTraffic{};
-    };
-    fresh(cases[0], nullptr);
-    c.plain_read = steps.step("no advice, CPU writes: a kernel reads", kernel_reads);
-    fresh(cases[1], nullptr);
-    c.host_reads[0] = steps.step("preferred host, CPU writes: a kernel reads", kernel_reads);
-    c.host_reads[1] = steps.step("preferred host, CPU writes: the kernel again", kernel_reads);
-    c.prefetch = fresh(cases[2], "preferred host, CPU writes, then a prefetch to the GPU");
-    fresh(cases[4], nullptr);
-    c.gpu_preferred_cpu[0] = steps.step("preferred GPU, GPU writes: the CPU reads", cpu_reads);
-    c.gpu_preferred_cpu[1] = steps.step("preferred GPU, GPU writes: the CPU again", cpu_reads);
-    steps.step("preferred GPU, GPU writes: then a kernel reads", kernel_reads);
-    CUDA_CHECK(cudaFree(data));
-    steps.print("What the driver moved in each step, " + tutorial::format_bytes(bytes) +
-                " (its Unified Memory counters):");
-    return c;
+// Why "at most a tenth moves" is not judged on a buffer of `bytes`: where one 64 KiB block is more
+// than a tenth of it, a single block the driver moves on a fault decides the claim.
+std::string tiny_share(std::size_t bytes) {
+    return tutorial::why_too_small(bytes, std::size_t{1} << 20,
+                                   "one block the driver moves would be a large share of it");
 }
 
-// The counted claims: which accesses moved the pages, where the counters can be read.
-void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters, const Counted& c,
-                   std::size_t bytes, const std::string& coherent,
-                   const std::string& cpu_maps_gpu) {
-    const tutorial::UmTraffic* host_reads[] = {&c.host_reads[0], &c.host_reads[1]};
+// The counted claims: which reads moved the pages, where the counters can be read.
+void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
+                   const tutorial::StepTraffic& traffic, const Found& f, std::size_t bytes,
+                   const std::string& coherent, const std::string& cpu_maps_gpu) {
+    const tutorial::UmTraffic& plain = traffic.of(step_of(f, no_advice_gpu, "the 1st read"));
+    const tutorial::UmTraffic& mapped1 = traffic.of(step_of(f, host_preferred, "the 1st read"));
+    const tutorial::UmTraffic& mapped2 = traffic.of(step_of(f, host_preferred, "the 2nd read"));
+    const tutorial::UmTraffic& prefetch =
+        traffic.of(step_of(f, host_preferred_prefetch, "the prefetch"));
+    const tutorial::UmTraffic& cpu1 = traffic.of(step_of(f, gpu_preferred, "the 1st read"));
+    const tutorial::UmTraffic& cpu2 = traffic.of(step_of(f, gpu_preferred, "the 2nd read"));
     std::printf(
         "\nIn the counts: with the host preferred, the kernel's faults map the pages where they\n"
         "are instead of moving them; without advice the same read moves the buffer; a prefetch\n"
         "moves it whatever the preference; with the GPU preferred, a CPU that cannot map GPU\n"
         "memory brings the pages home on its first read, and its second finds them there.\n\n");
     ctx.claim(tutorial::counted_at_least(
+                  "unadvised_read_migrates",
                   "without advice, a kernel's read migrates CPU-written pages to the GPU (MiB "
                   "host to device, % of the buffer)",
-                  percent_of(c.plain_read.htod.total, bytes), 90.0, "%",
+                  percent_of(plain.htod.total, bytes), 90.0, "%",
                   "the GPU read the pages where they were"),
-              why_not_counted(counters, {&c.plain_read}, coherent));
+              why_not_counted(counters, {&plain}, coherent));
     ctx.claim(tutorial::counted_at_most(
+                  "host_preferred_stays",
                   "with the host preferred, two kernel reads leave the pages on the host: at most "
                   "a tenth of them moves (MiB host to device, % of the buffer)",
-                  percent_of(host_reads[0]->htod.total + host_reads[1]->htod.total, bytes), 10.0,
-                  "%", "the GPU's faults migrated the pages instead of mapping them"),
-              why_not_counted(counters, {host_reads[0], host_reads[1]}, coherent));
+                  percent_of(mapped1.htod.total + mapped2.htod.total, bytes), 10.0, "%",
+                  "the GPU's faults migrated the pages instead of mapping them"),
+              why_not_counted(counters, {&mapped1, &mapped2},
+                              coherent.empty() ? tiny_share(bytes) : coherent));
     ctx.claim(tutorial::counted_at_least(
+                  "prefetch_overrides",
                   "a prefetch overrides the preference: it moves the pages to the GPU all the "
                   "same (MiB host to device, % of the buffer)",
-                  percent_of(c.prefetch.htod.total, bytes), 90.0, "%",
+                  percent_of(prefetch.htod.total, bytes), 90.0, "%",
                   "the prefetch did not move the pages to the GPU"),
-              why_not_counted(counters, {&c.prefetch}));
+              why_not_counted(counters, {&prefetch}));
     ctx.claim(tutorial::counted_at_least(
+                  "cpu_read_brings_home",
                   "with the GPU preferred, a CPU read still brings the pages to the host (MiB "
                   "device to host, % of the buffer)",
-                  percent_of(c.gpu_preferred_cpu[0].dtoh.total, bytes), 90.0, "%",
+                  percent_of(cpu1.dtoh.total, bytes), 90.0, "%",
                   "the CPU read GPU memory in place, and the pages stayed on the GPU"),
-              why_not_counted(counters, {&c.gpu_preferred_cpu[0]}, cpu_maps_gpu));
+              why_not_counted(counters, {&cpu1}, cpu_maps_gpu));
     ctx.claim(tutorial::counted_at_most(
+                  "second_cpu_read_local",
                   "...so the CPU's second read moves nothing (MiB either way)",
-                  mib_of(c.gpu_preferred_cpu[1].htod.total + c.gpu_preferred_cpu[1].dtoh.total),
-                  2.0, " MiB", "the second read faulted too: the pages went back and forth"),
-              why_not_counted(counters, {&c.gpu_preferred_cpu[1]}));
+                  mib_of(cpu2.htod.total + cpu2.dtoh.total), 2.0, " MiB",
+                  "the second read faulted too: the pages went back and forth"),
+              why_not_counted(counters, {&cpu2}));
 }
 
 }  // namespace
@@ -203,60 +161,71 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
 tutorial::Result run_preferred_location(tutorial::Context& ctx) {
     if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20));
-    const cudaMemLocation gpu = gpu_location(ctx.device);
-    const cudaMemLocation host = host_location();
+    const int runs = ctx.quick() ? 1 : 3;
     std::printf(
         "Each row: a fresh %s managed buffer, the advice, then the same full read twice in a\n"
-        "row by the processor named. If the first read migrates the pages, the second runs at\n"
-        "local speed; if it maps them where they are, both run at the speed of the link.\n\n",
-        tutorial::format_bytes(bytes).c_str());
-    const Case cases[] = {
-        {"no advice, CPU writes, GPU reads", false, host, false, Prefetch::none, true},
-        {"preferred host, CPU writes, GPU reads", true, host, false, Prefetch::none, true},
-        {"preferred host, prefetch to GPU, GPU reads", true, host, false, Prefetch::to_gpu, true},
-        {"no advice, GPU writes, CPU reads", false, gpu, true, Prefetch::none, false},
-        {"preferred GPU, GPU writes, CPU reads", true, gpu, true, Prefetch::none, false},
-        {"no advice, GPU writes, prefetch to host, CPU reads", false, gpu, true, Prefetch::to_host,
-         false},
-        {"no advice, CPU writes, CPU reads", false, gpu, false, Prefetch::none, false},
-    };
-    tutorial::Table table({{"case"},
-                           {"1st read GB/s", tutorial::Align::right},
-                           {"2nd read GB/s", tutorial::Align::right},
-                           {"then GPU reads GB/s", tutorial::Align::right},
-                           {"PreferredLocation"},
-                           {"LastPrefetchLocation"}});
-    int wrong = 0;
-    Reads reads[std::size(cases)];
-    for (std::size_t i = 0; i < std::size(cases); ++i) {
-        reads[i] = run_case(cases[i], bytes / sizeof(std::uint32_t), ctx.device);
-        wrong += reads[i].wrong;
-        table.add_row({cases[i].name, format("%.1f", reads[i].gbps[0]),
-                       format("%.1f", reads[i].gbps[1]),
-                       cases[i].gpu_reads ? "-" : format("%.1f", reads[i].gpu_after),
-                       reads[i].preferred, reads[i].last_prefetch});
-    }
-    table.print();
+        "row by the processor named (medians of %d walkthrough%s). If the first read migrates\n"
+        "the pages, the second runs at local speed; if it maps them where they are, both run at\n"
+        "the speed of the link.\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs, runs == 1 ? "" : "s");
+    std::size_t wrong = 0;
+    Found found;
+    walkthrough(bytes < (1 << 20) ? bytes : (1 << 20), ctx.device);  // warm-up
+    const Rates r = time_rounds(bytes, ctx.device, runs, found, wrong);
     const int direct =
         tutorial::device_attribute(ctx.device, cudaDevAttrDirectManagedMemAccessFromHost);
-    narrate(reads, direct);
-    claim_lessons(ctx, reads);
-    // What moved, counted by the driver once the timings are done, so that recording cannot slow
-    // them. Where the CPU cannot map GPU memory, its read must bring the pages home, preference
-    // or not.
+    print_rates(found, r, direct);
+    // The cudaMemRangeGetAttribute entry: a GPU's id, cudaCpuDeviceId for the host,
+    // cudaInvalidDeviceId where no page has a preferred location.
+    const Seen* c = found.cases;
+    ctx.claim(tutorial::documented(
+        "attribute_reports_preference",
+        "cudaMemRangeGetAttribute reports the preferred location that was advised",
+        c[host_preferred].preferred == cudaCpuDeviceId &&
+            c[gpu_preferred].preferred == ctx.device &&
+            c[no_advice_gpu].preferred == cudaInvalidDeviceId,
+        where(c[host_preferred].preferred) + ", " + where(c[gpu_preferred].preferred) + " and " +
+            where(c[no_advice_gpu].preferred) + " (no advice)",
+        "the advice was not recorded for the range",
+        tutorial::Entry{"Runtime API reference: cudaMemRangeGetAttribute",
+                        "cudaCpuDeviceId cudaInvalidDeviceId", "will"}));
+    // Measures pages moving on access, which hardware-coherent systems may skip; below a few
+    // MiB a read is mostly launch overhead either way.
+    const std::string coherent = tutorial::why_hardware_coherent(ctx.device);
+    const std::string small = tutorial::why_too_small(
+        bytes, std::size_t{4} << 20, "a read of a few pages is mostly launch and fault overhead");
+    ctx.claim(tutorial::at_least(
+                  "host_preferred_reads_remote",
+                  "with the host preferred, every GPU read crosses the link: its second read is "
+                  "much slower than a second read without advice (2nd read without advice / "
+                  "with the host preferred)",
+                  r.second[no_advice_gpu] / r.second[host_preferred], 5.0, "x",
+                  "the pages migrated to the GPU after all, or the GPU reads host memory as fast "
+                  "as its own (a coherent CPU-GPU link)")
+                  .again([&] {
+                      Found f;
+                      const Rates n = time_rounds(bytes, ctx.device, runs, f, wrong);
+                      return n.second[no_advice_gpu] / n.second[host_preferred];
+                  }),
+              coherent.empty() ? small : coherent);
+    // What moved, counted by the driver once the timings are done, so that counting cannot slow
+    // them; at most 64 MiB, where no record is lost (counted.hpp). Where the CPU cannot map GPU
+    // memory, its read must bring the pages home, preference or not.
     const std::string cpu_maps_gpu =
         direct == 1 ? "directManagedMemAccessFromHost = 1: the CPU may read GPU memory in place"
-                    : tutorial::why_hardware_coherent(ctx.device);
+                    : coherent;
+    const std::size_t counted = counted_bytes(bytes);
     {
         tutorial::UmCounters counters;
-        const std::size_t counted = counted_bytes(bytes);
-        const Counted c = count_steps(counters, cases, counted, ctx.device, wrong);
-        claim_counted(ctx, counters, c, counted, tutorial::why_hardware_coherent(ctx.device),
-                      cpu_maps_gpu);
+        tutorial::StepTraffic traffic(counters);
+        const Found f = walkthrough(counted, ctx.device);
+        for (const Seen& seen : f.cases) wrong += seen.wrong;
+        print_traffic(counters, traffic, tutorial::format_bytes(counted));
+        claim_counted(ctx, counters, traffic, f, counted, coherent, cpu_maps_gpu);
     }
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "
-                       "the data written, in the timed and the counted steps");
+                       "the data written, in the timed and the counted runs");
 }
 
 TUTORIAL_SECTION(preferred_location, run_preferred_location);

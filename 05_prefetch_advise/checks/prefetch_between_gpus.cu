@@ -1,7 +1,7 @@
-// Checks of section prefetch_between_gpus: ../prefetch_between_gpus.cu's prefetch GPU 0 -> GPU 1
-// -> GPU 0, timed by events, set against the peer copy of device memory between the same GPUs
-// (the fastest way to move the bytes) and the pinned upload (what a trip through host memory
-// would allow at best); a kernel checks the data after each move.
+// Checks of section prefetch_between_gpus: runs ../prefetch_between_gpus.cu's walkthrough and
+// times its prefetches GPU 0 -> GPU 1 -> GPU 0 by events, set against the peer copy of device
+// memory between the same GPUs (the fastest way to move the bytes) and the pinned upload (what a
+// trip through host memory would allow at best); a kernel checked the data after each move.
 #include "05_prefetch_advise/prefetch_between_gpus.cu"
 
 #include "../helpers/managed.hpp"
@@ -9,8 +9,11 @@
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/harness/requires.hpp"
+#include "common/harness/steps.hpp"
+#include "common/text.hpp"
 #include "common/timing.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -19,58 +22,21 @@ using tutorial::format;
 
 namespace {
 
-struct PrefetchRates {
-    double to_1_ms = 0, to_0_ms = 0;  // median prefetch GPU 0 -> GPU 1 and back
-    double peer_ms = 0;               // cudaMemcpyPeerAsync GPU 0 -> GPU 1, peer access on
-    double upload_ms = 0;             // cudaMemcpyAsync pinned host -> GPU 1
-    int named = 0, prefetches = 0;    // prefetches LastPrefetchLocation named right away
-    std::size_t wrong = 0;            // values wrong where the data arrived
+// Medians over the rounds, by events: the prefetch each way, the peer copy and the upload.
+struct Medians {
+    double to_1_ms = 0, to_0_ms = 0, peer_ms = 0, upload_ms = 0;
 };
 
-// One prefetch to `to` on the legacy stream of `to`, timed by events there.
-double timed_prefetch(std::uint32_t* data, std::size_t bytes, int to, PrefetchRates& r) {
-    CUDA_CHECK(cudaSetDevice(to));
-    tutorial::EventTimer timer;
-    timer.start();
-    prefetch_to_gpu(data, bytes, to);
-    timer.stop();
-    const double ms = timer.elapsed_ms();
-    r.named += last_prefetch_location(data, bytes) == to;
-    ++r.prefetches;
-    return ms;
-}
-
-void measure_prefetches(std::size_t count, int runs, PrefetchRates& r) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    fill_on_host(data, count, seed);
-    timed_prefetch(data, bytes, 0, r);  // from the host, once: it starts on GPU 0
-    std::vector<double> to_1, to_0;
-    for (int i = 0; i < runs + 1; ++i) {  // the first round warms up
-        const double a = timed_prefetch(data, bytes, 1, r);
-        CUDA_CHECK(cudaSetDevice(1));
-        r.wrong += mismatches_on_device(data, count, seed);
-        const double b = timed_prefetch(data, bytes, 0, r);
-        r.wrong += mismatches_on_device(data, count, seed);
-        if (i > 0) {
-            to_1.push_back(a);
-            to_0.push_back(b);
-        }
-    }
-    r.to_1_ms = tutorial::median(to_1);
-    r.to_0_ms = tutorial::median(to_0);
-    CUDA_CHECK(cudaFree(data));
-}
-
-// The same bytes as plain device memory: a peer copy GPU 0 -> GPU 1, and an upload to GPU 1.
-void measure_copies(std::size_t count, int runs, PrefetchRates& r) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    const Baselines b = allocate_baselines(count);
-    r.peer_ms = tutorial::median_event_ms(1, runs, [&] { peer_copy(b, bytes); });
-    r.wrong += mismatches_on_device(b.on_1, count, seed);
-    r.upload_ms = tutorial::median_event_ms(1, runs, [&] { upload(b, bytes); });
-    free_baselines(b);
+Medians time_walkthrough(std::size_t bytes, int rounds, Found& found) {
+    tutorial::StepTimes times;
+    const Found f = walkthrough(bytes, rounds);
+    found.named += f.named;
+    found.prefetches += f.prefetches;
+    found.wrong += f.wrong;
+    return {times.median_ms("cudaMemPrefetchAsync GPU 0 -> GPU 1"),
+            times.median_ms("cudaMemPrefetchAsync GPU 1 -> GPU 0"),
+            times.median_ms("cudaMemcpyPeerAsync GPU 0 -> GPU 1"),
+            times.median_ms("cudaMemcpyAsync pinned host -> GPU 1")};
 }
 
 // Why the speed claims cannot be judged, or "" when they can. They were set on GPUs joined by
@@ -98,6 +64,19 @@ std::string why_no_nvlink(double peer_gbps, double upload_gbps) {
         peer_gbps, upload_gbps);
 }
 
+void print_rates(double to_1, double to_0, double peer, double upload) {
+    tutorial::Table table(
+        {{"move"}, {"GB/s", tutorial::Align::right}, {"of the peer copy", tutorial::Align::right}});
+    table.add_row({"cudaMemPrefetchAsync GPU 0 -> GPU 1", format("%.1f", to_1),
+                   format("%.0f%%", 100 * to_1 / peer)});
+    table.add_row({"cudaMemPrefetchAsync GPU 1 -> GPU 0", format("%.1f", to_0),
+                   format("%.0f%%", 100 * to_0 / peer)});
+    table.add_row({"cudaMemcpyPeerAsync GPU 0 -> GPU 1", format("%.1f", peer), "100%"});
+    table.add_row({"cudaMemcpyAsync pinned host -> GPU 1", format("%.1f", upload),
+                   format("%.0f%%", 100 * upload / peer)});
+    table.print();
+}
+
 }  // namespace
 
 tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
@@ -110,32 +89,22 @@ tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
         if (const char* why = why_no_gpu_prefetch(g); *why) return ctx.skip(why);
     }
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (256 << 20) : (512 << 20));
-    const std::size_t count = bytes / sizeof(std::uint32_t);
     const int runs = ctx.iters_or(ctx.quick() ? 5 : 7);
     std::printf(
-        "%s of managed memory, prefetched GPU 0 -> GPU 1 -> GPU 0, %d times (medians, after one\n"
-        "warm-up round; a kernel checks the data after each move). Beside it, the same bytes as\n"
-        "device memory: cudaMemcpyPeerAsync GPU 0 -> GPU 1 with peer access, and a pinned upload\n"
-        "to GPU 1.\n\n",
+        "%s of managed memory, prefetched GPU 0 -> GPU 1 -> GPU 0, %d times (medians, after a\n"
+        "small warm-up walkthrough; a kernel checks the data after each move). Beside it, the same\n"
+        "bytes as device memory: cudaMemcpyPeerAsync GPU 0 -> GPU 1 with peer access, and a\n"
+        "pinned upload to GPU 1.\n\n",
         tutorial::format_bytes(bytes).c_str(), runs);
-    PrefetchRates r;
-    measure_prefetches(count, runs, r);
-    measure_copies(count, runs, r);
+    Found found;
+    walkthrough(bytes < (1 << 20) ? bytes : (1 << 20), 1);  // warm-up
+    const Medians m = time_walkthrough(bytes, runs, found);
     CUDA_CHECK(cudaSetDevice(ctx.device));
-    const double to_1 = tutorial::gb_per_s(bytes, r.to_1_ms);
-    const double to_0 = tutorial::gb_per_s(bytes, r.to_0_ms);
-    const double peer = tutorial::gb_per_s(bytes, r.peer_ms);
-    const double upload = tutorial::gb_per_s(bytes, r.upload_ms);
-    tutorial::Table table(
-        {{"move"}, {"GB/s", tutorial::Align::right}, {"of the peer copy", tutorial::Align::right}});
-    table.add_row({"cudaMemPrefetchAsync GPU 0 -> GPU 1", format("%.1f", to_1),
-                   format("%.0f%%", 100 * to_1 / peer)});
-    table.add_row({"cudaMemPrefetchAsync GPU 1 -> GPU 0", format("%.1f", to_0),
-                   format("%.0f%%", 100 * to_0 / peer)});
-    table.add_row({"cudaMemcpyPeerAsync GPU 0 -> GPU 1", format("%.1f", peer), "100%"});
-    table.add_row({"cudaMemcpyAsync pinned host -> GPU 1", format("%.1f", upload),
-                   format("%.0f%%", 100 * upload / peer)});
-    table.print();
+    const double to_1 = tutorial::gb_per_s(bytes, m.to_1_ms);
+    const double to_0 = tutorial::gb_per_s(bytes, m.to_0_ms);
+    const double peer = tutorial::gb_per_s(bytes, m.peer_ms);
+    const double upload = tutorial::gb_per_s(bytes, m.upload_ms);
+    print_rates(to_1, to_0, peer, upload);
     const std::string no_nvlink = why_no_nvlink(peer, upload);
     std::printf(
         "\nThe Runtime API reference promises where the pages go, not how fast. Measured here:\n"
@@ -149,27 +118,45 @@ tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
               "the host cross the same kind of link: the speed claims below are shown, not\n"
               "judged.");
     ctx.claim(tutorial::documented(
-        "LastPrefetchLocation names the destination after every prefetch", r.named == r.prefetches,
-        format("%d of %d prefetches", r.named, r.prefetches),
+        "destination_recorded", "LastPrefetchLocation names the destination after every prefetch",
+        found.named == found.prefetches,
+        format("%d of %d prefetches", found.named, found.prefetches),
         "the attribute named another place than the last one asked for",
-        "Runtime API reference: cudaMemRangeGetAttribute"));
+        tutorial::Entry{"Runtime API reference: cudaMemRangeGetAttribute",
+                        "cudaMemRangeAttributeLastPrefetchLocation cudaMemPrefetchAsync",
+                        "will"}));
+    const auto ratio = [&](bool over_upload) {
+        return [&, over_upload] {
+            const Medians n = time_walkthrough(bytes, runs, found);
+            const double slower = std::max(n.to_1_ms, n.to_0_ms);
+            return over_upload ? n.upload_ms / slower : slower / n.peer_ms;
+        };
+    };
+    const std::string small = tutorial::why_too_small(
+        bytes, std::size_t{64} << 20, "the calls' fixed costs hide the link's speed");
+    const std::string not_judged = no_nvlink.empty() ? small : no_nvlink;
     // Through host memory the pages would cross PCIe twice, so they could not even match the
     // upload; 2.2x to 2.4x in full runs, down to 1.49x in one quick run of 64 MiB. Over PCIe
     // peer-to-peer the prefetch crosses PCIe once, like the upload: not judged there.
     ctx.claim(tutorial::at_least(
+                  "not_through_host",
                   "a prefetch between GPUs does not go through the host: it beats a pinned upload "
                   "(slower direction / upload)",
-                  std::min(to_1, to_0) / upload, 1.2, "x", "the pages were staged in host memory"),
-              no_nvlink);
+                  std::min(to_1, to_0) / upload, 1.2, "x", "the pages were staged in host memory")
+                  .again(ratio(true)),
+              not_judged);
     ctx.claim(tutorial::at_least(
+                  "below_peer_copy",
                   "...yet stays well below a peer copy of device memory, at most two thirds of its "
                   "rate (peer copy / slower direction)",
                   peer / std::min(to_1, to_0), 1.5, "x",
-                  "the peer copy ran slower than it can: other work on the link"),
-              no_nvlink);
-    return ctx.verdict(r.wrong == 0, format("the data was intact after every move: %zu values "
-                                            "wrong",
-                                            r.wrong));
+                  "the peer copy ran slower than it can: other work on the link")
+                  .again(ratio(false)),
+              not_judged);
+    CUDA_CHECK(cudaSetDevice(ctx.device));
+    return ctx.verdict(found.wrong == 0, format("the data was intact after every move: %zu values "
+                                                "wrong",
+                                                found.wrong));
 }
 
 TUTORIAL_SECTION(prefetch_between_gpus, run_prefetch_between_gpus);

@@ -1,19 +1,86 @@
-// Checks of section prefetch_flow: ../prefetch_flow.cu's foo(stream) run with and without its
-// prefetches (timed from the first GPU step to the last CPU read), what it saw while the
-// prefetches were queued, and every value the CPU used.
+// Checks of section prefetch_flow: runs ../prefetch_flow.cu's walkthrough round after round and
+// times foo with and without its prefetches (host clock, from the first prefetch to the last CPU
+// read), then asks cudaMemRangeGetAttribute where a prefetch went while it is still queued.
 #include "05_prefetch_advise/prefetch_flow.cu"
 
 #include "../helpers/managed.hpp"
 #include "common/busy.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
-#include "common/patterns.hpp"
-#include "common/timing.hpp"
+#include "common/harness/requires.hpp"
+#include "common/harness/steps.hpp"
+#include "common/text.hpp"
 
-#include <cstdio>
 #include <string>
 
+using tutorial::format;
+
 namespace {
+
+constexpr const char* with_prefetches = "foo: prefetch, kernel, prefetch back, use";
+constexpr const char* without_prefetches = "foo without the prefetches";
+
+struct Medians {
+    double with_ms, without_ms;
+};
+
+// The sums the CPU used in every run of foo so far, and how many were wrong.
+struct Tally {
+    int sums = 0;
+    std::size_t wrong = 0;
+    void add(const Found& found) {
+        sums += 2;
+        wrong += found.wrong;
+    }
+};
+
+// The walkthrough `runs` times (each run is one round: foo with, then without, the prefetches);
+// the medians of the two by the host's clock.
+Medians time_rounds(std::size_t count, int device, int runs, Tally& tally) {
+    tutorial::StepTimes times;
+    for (int r = 0; r < runs; ++r) tally.add(walkthrough(count, device));
+    return {times.median_host_ms(with_prefetches), times.median_host_ms(without_prefetches)};
+}
+
+// What cudaMemRangeGetAttribute says about the last prefetch while it is still queued: foo's
+// order (prefetch to the GPU, the kernel, the prefetch back) behind 50 ms of other work in the
+// stream, the attribute read right after each prefetch is queued.
+struct Queued {
+    int after_first = cudaInvalidDeviceId;
+    int after_second = cudaInvalidDeviceId;
+    cudaError_t stream_after_second = cudaSuccess;  // cudaErrorNotReady: still pending
+};
+
+int last_prefetch_location(const void* data, std::size_t bytes) {
+    int location = cudaInvalidDeviceId;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&location, sizeof location,
+                                        cudaMemRangeAttributeLastPrefetchLocation, data, bytes));
+    return location;
+}
+
+Queued while_queued(std::size_t count, int device) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    init_data(data, count);
+    tutorial::load_kernel(mykernel);  // or its first launch may wait for the busy kernel
+    tutorial::launch_busy(s, 50.0);
+    Queued q;
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu_location(device), 0, s));
+    q.after_first = last_prefetch_location(data, bytes);
+    mykernel<<<1024, 256, 0, s>>>(data, count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, host_location(), 0, s));
+    q.after_second = last_prefetch_location(data, bytes);
+    q.stream_after_second = cudaStreamQuery(s);
+    (void)cudaGetLastError();  // cudaErrorNotReady is an answer, not an error
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaFree(data));
+    CUDA_CHECK(cudaStreamDestroy(s));
+    return q;
+}
 
 std::string location_name(int location) {
     if (location == cudaCpuDeviceId) return "the host (-1)";
@@ -21,121 +88,84 @@ std::string location_name(int location) {
     return "GPU " + std::to_string(location);
 }
 
-// One run: foo with or without the prefetches, its init_data the CPU writing every value, its
-// use_data the CPU reading every value (a sum). Returns the milliseconds from foo's first GPU
-// step to the last CPU read; counts wrong values into `wrong`. A narrated run holds the stream
-// for 50 ms first, so that both prefetches are certainly still queued when foo looks at the
-// attribute.
-double run_once(cudaStream_t s, int device, std::size_t count, bool with_prefetches, Seen* narrate,
-                std::size_t& wrong) {
-    tutorial::HostTimer timer;
-    double ms = 0.0;
-    const auto init_data = [&](std::uint32_t* data, std::size_t n) {
-        fill_on_host(data, n, 9);  // execute on the CPU
-        if (narrate != nullptr) {
-            tutorial::load_kernel(mykernel);  // or its first launch may wait for the busy kernel
-            tutorial::launch_busy(s, 50.0);
-        }
-        timer.restart();
-    };
-    const auto use_data = [&](const std::uint32_t* data, std::size_t n) {
-        std::uint64_t sum = 0;  // the CPU reads every value
-        for (std::size_t i = 0; i < n; ++i) sum += data[i];
-        ms = timer.elapsed_ms();
-        // Checked after the timer stopped: working out the expected values costs more than
-        // reading them, and would hide much of the difference the prefetches make.
-        std::uint64_t expected_sum = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::uint32_t expected = pattern(i, 9) * 2 + 1;
-            wrong += data[i] != expected;
-            expected_sum += expected;
-        }
-        wrong += sum != expected_sum;  // the values the timed read saw
-    };
-    if (with_prefetches) {
-        const Seen seen = foo(s, device, count, init_data, use_data);
-        if (narrate != nullptr) *narrate = seen;
-    } else {
-        foo_without_prefetches(s, count, init_data, use_data);
-    }
-    return ms;
-}
-
 }  // namespace
 
 tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
     if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
-    const std::size_t count = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20)) / 4;
+    const std::size_t bytes = ctx.size_or(ctx.quick() ? (32 << 20) : (256 << 20));
+    const std::size_t count = bytes / sizeof(std::uint32_t);
     // A median of 5, quick mode too: of 20 quick runs with a median of 2, one measured the
     // prefetches slower (0.58x), and a single slow run cannot sway a median of 5.
     const int runs = ctx.iters_or(5);
-    cudaStream_t s = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::printf(
-        "foo(stream) on %s: init on the CPU, prefetch to the GPU, kernel, prefetch to\n"
-        "the CPU, cudaStreamSynchronize, use on the CPU:\n",
-        tutorial::format_bytes(count * 4).c_str());
-    std::size_t wrong = 0;
-    Seen seen;
-    run_once(s, ctx.device, count, true, &seen, wrong);
-    std::printf(
-        "  with the stream held for 50 ms first, so that nothing queued has run yet:\n"
-        "  last prefetch location after the first prefetch: %s\n"
-        "  after the kernel and the prefetch back: %s, while cudaStreamQuery says %s\n",
-        location_name(seen.after_first).c_str(), location_name(seen.after_second).c_str(),
-        cudaGetErrorName(seen.stream_after_second));
-    const double with_ms = tutorial::median_ms(
-        1, runs, [&] { return run_once(s, ctx.device, count, true, nullptr, wrong); });
-    const double without_ms = tutorial::median_ms(
-        1, runs, [&] { return run_once(s, ctx.device, count, false, nullptr, wrong); });
-    CUDA_CHECK(cudaStreamDestroy(s));
-
-    std::printf("\n");
+        "The walkthrough %d times on %s: foo(stream) (init on the CPU, prefetch to the GPU,\n"
+        "kernel, prefetch to the CPU, cudaStreamSynchronize, use on the CPU), then foo without\n"
+        "its prefetches. Host clock from the first prefetch to the last CPU read, medians:\n\n",
+        runs, tutorial::format_bytes(bytes).c_str());
+    Tally tally;
+    tally.add(walkthrough(count < (2 << 20) ? count : (2 << 20), ctx.device));  // warm-up
+    const Medians m = time_rounds(count, ctx.device, runs, tally);
     tutorial::Table table({{"foo(stream), from the first prefetch to the last CPU read"},
                            {"ms", tutorial::Align::right}});
-    table.add_row({"with the two prefetches", tutorial::format("%.1f", with_ms)});
-    table.add_row({"without them (page faults both ways)", tutorial::format("%.1f", without_ms)});
+    table.add_row({"with the two prefetches", format("%.1f", m.with_ms)});
+    table.add_row({"without them (page faults both ways)", format("%.1f", m.without_ms)});
     table.print();
+
+    const Queued q = while_queued(count, ctx.device);
     std::printf(
-        "\nA prefetch is an operation in the stream, like a kernel: the one to the GPU runs\n"
+        "\nfoo's calls once more behind 50 ms of other work in the stream, asking\n"
+        "cudaMemRangeGetAttribute(LastPrefetchLocation) right after each prefetch is queued:\n"
+        "after the first: %s; after the prefetch back: %s, while cudaStreamQuery says %s.\n\n"
+        "A prefetch is an operation in the stream, like a kernel: the one to the GPU runs\n"
         "before the kernel starts, the one back to the host after the kernel ends, and\n"
-        "cudaStreamSynchronize waits for all three (the Programming Guide, N.3.1). As its entry\n"
-        "says, cudaMemRangeGetAttribute reports where the last prefetch was asked to go, not\n"
-        "whether it has happened.\n\n");
-    // The cudaMemRangeGetAttribute entry: LastPrefetchLocation is the last location the program
-    // asked for, with no indication of whether that prefetch has run or even begun. The
-    // cudaMemPrefetchAsync entry calls the prefetch asynchronous to the host, yet driver 580 was
-    // seen doing part of a migration inside the call; where the stream had nothing left pending,
-    // the "before it has run" part cannot be judged.
+        "cudaStreamSynchronize waits for all three (the Programming Guide, N.3.1). The\n"
+        "attribute reports where the last prefetch was asked to go, not whether it has run.\n\n",
+        location_name(q.after_first).c_str(), location_name(q.after_second).c_str(),
+        cudaGetErrorName(q.stream_after_second));
+    // The cudaMemRangeGetAttribute entry: LastPrefetchLocation "simply returns the last location
+    // that the application requested", with no indication of whether that prefetch has run or
+    // even begun. Where the stream had already run the prefetch back when it was asked (the call
+    // returned late), the "before it has run" part cannot be shown.
     ctx.claim(
         tutorial::documented(
+            "attribute_names_request",
             "the range attribute names a prefetch's destination as soon as it is queued, "
             "before it has run",
-            seen.after_first == ctx.device && seen.after_second == cudaCpuDeviceId,
-            "after the first: " + location_name(seen.after_first) +
-                "; after the second, queued behind the kernel: " + location_name(seen.after_second),
+            q.after_first == ctx.device && q.after_second == cudaCpuDeviceId,
+            "after the first: " + location_name(q.after_first) +
+                "; after the second, queued behind the kernel: " + location_name(q.after_second),
             "the driver recorded the location only once the migration was done",
-            "Runtime API reference: cudaMemRangeGetAttribute"),
-        seen.stream_after_second == cudaErrorNotReady
+            tutorial::Entry{"Runtime API reference: cudaMemRangeGetAttribute",
+                            "cudaMemRangeAttributeLastPrefetchLocation requested", "returns"}),
+        q.stream_after_second == cudaErrorNotReady
             ? ""
-            : tutorial::format("the prefetch call returned only after the stream had run "
-                               "it (observed on %s), so nothing was pending",
-                               tutorial::this_driver().c_str()));
-    ctx.claim(tutorial::at_least("foo with the two prefetches beats page faults both ways",
-                                 without_ms / with_ms, 1.1, "x",
+            : "the prefetch call returned only after the stream had run it, so nothing was "
+              "pending when the attribute was read");
+    const std::string small = tutorial::why_too_small(
+        bytes, std::size_t{32} << 20,
+        "the page faults foo's prefetches save are a few fixed costs at this size");
+    ctx.claim(tutorial::at_least("prefetches_beat_faults",
+                                 "foo with the two prefetches beats page faults both ways",
+                                 m.without_ms / m.with_ms, 1.1, "x",
                                  "the faults were cheap here: little data, or pages already "
-                                 "where the kernel ran"));
-    // Stream order (the Guide): a prefetch starts after the work queued before it and the work
-    // queued after it waits for it; cudaStreamSynchronize waits for all of it.
+                                 "where the kernel ran")
+                  .again([&] {
+                      const Medians n = time_rounds(count, ctx.device, runs, tally);
+                      return n.without_ms / n.with_ms;
+                  }),
+              small);
+    // Stream order (the Guide, N.3.1): a prefetch starts after the work queued before it, and
+    // the work queued after it waits for it; cudaStreamSynchronize waits for all of it.
     ctx.claim(tutorial::documented(
-        "every value the CPU used after cudaStreamSynchronize is the kernel's", wrong == 0,
-        tutorial::format("%zu wrong in %d runs", wrong, 2 * runs + 3),
+        "cpu_uses_kernel_values",
+        "what the CPU used after cudaStreamSynchronize is the kernel's output: its sum matches",
+        tally.wrong == 0, format("%zu of %d sums wrong", tally.wrong, tally.sums),
         "the stream did not order the prefetch back after the kernel",
-        "Programming Guide, N.3.1 Data Prefetching"));
-    return ctx.verdict(wrong == 0,
-                       tutorial::format("every value the CPU used equals 2 * initial + 1, in all "
-                                        "%d runs of foo with and without prefetches",
-                                        2 * runs + 3));
+        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API", "会"}));
+    return ctx.verdict(tally.wrong == 0,
+                       format("every sum the CPU used was that of 2 * initial + 1, in all %d "
+                              "runs of foo with and without prefetches",
+                              tally.sums));
 }
 
 TUTORIAL_SECTION(prefetch_flow, run_prefetch_flow);

@@ -1,5 +1,5 @@
-// Checks of section range_attributes: each step of ../range_attributes.cu, every attribute it
-// read back next to what it must be, each row marked with what it rests on. The
+// Checks of section range_attributes: runs ../range_attributes.cu's walkthrough and sets every
+// attribute it read back next to what it must be, each row marked with what it rests on. The
 // cudaMemRangeGetAttribute and cudaMemAdvise entries define every value except one, how the host
 // appears in the AccessedBy list, which the entry leaves open (it promises device ids); that row
 // shows what this driver did.
@@ -8,8 +8,6 @@
 #include "../helpers/managed.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
-
-#include <unistd.h>
 
 #include <cstdio>
 
@@ -62,66 +60,46 @@ void check_accessed_by(Checks& c, const std::string& after, const std::vector<in
     c.check(after, "AccessedBy, the host", braces(listed_others), braces(others), Kind::observed);
 }
 
-// Set and unset each advice in turn; after each call, the attributes it changes.
-void check_advice(Checks& c, char* data, std::size_t bytes, int d) {
-    c.check("allocation", "ReadMostly", int_attribute(data, bytes, cudaMemRangeAttributeReadMostly),
-            0);
-    c.check("allocation", "PreferredLocation",
-            int_attribute(data, bytes, cudaMemRangeAttributePreferredLocation), -2);
-    c.check("allocation", "LastPrefetchLocation",
-            int_attribute(data, bytes, cudaMemRangeAttributeLastPrefetchLocation), -2);
-
-    const ReadMostlySteps read_mostly = set_and_unset_read_mostly(data, bytes, d);
-    c.check("SetReadMostly", "ReadMostly", read_mostly.set, 1);
-    c.check("UnsetReadMostly", "ReadMostly", read_mostly.unset, 0);
-
-    const PreferredSteps preferred = set_and_unset_preferred_location(data, bytes, d);
-    c.check("SetPreferredLocation(GPU)", "PreferredLocation", preferred.gpu.as_int, d);
-    c.check("SetPreferredLocation(GPU)", "PreferredLocationType/Id", preferred.gpu.type_id,
+// Each attribute the walkthrough read, against what the entries define.
+void check_advice(Checks& c, const Found& f, int d) {
+    c.check("allocation", "ReadMostly", f.read_mostly, 0);
+    c.check("allocation", "PreferredLocation", f.preferred, -2);
+    c.check("allocation", "LastPrefetchLocation", f.last_prefetch, -2);
+    c.check("SetReadMostly", "ReadMostly", f.read_mostly_steps.set, 1);
+    c.check("UnsetReadMostly", "ReadMostly", f.read_mostly_steps.unset, 0);
+    const PreferredSteps& p = f.preferred_steps;
+    c.check("SetPreferredLocation(GPU)", "PreferredLocation", p.gpu.as_int, d);
+    c.check("SetPreferredLocation(GPU)", "PreferredLocationType/Id", p.gpu.type_id,
             format("Device %d", d));
-    c.check("SetPreferredLocation(host)", "PreferredLocation", preferred.host.as_int, -1);
-    c.check("SetPreferredLocation(host)", "PreferredLocationType/Id", preferred.host.type_id,
-            "Host");
-    c.check("UnsetPreferredLocation", "PreferredLocation", preferred.unset.as_int, -2);
-    c.check("UnsetPreferredLocation", "PreferredLocationType/Id", preferred.unset.type_id,
-            "Invalid");
-
-    const AccessedBySteps accessed = set_and_unset_accessed_by(data, bytes, d);
-    check_accessed_by(c, "SetAccessedBy(GPU), (host)", accessed.both, {d}, {cudaCpuDeviceId});
-    check_accessed_by(c, "UnsetAccessedBy(GPU)", accessed.host_only, {}, {cudaCpuDeviceId});
-    check_accessed_by(c, "UnsetAccessedBy(host)", accessed.none, {}, {});
-}
-
-// A prefetch to each side; the attribute names where the last one was asked to go.
-void check_prefetches(Checks& c, char* data, std::size_t bytes, int d) {
-    const PrefetchSteps p = prefetch_there_and_back(data, bytes, d);
-    c.check("prefetch to GPU", "LastPrefetchLocation", p.to_gpu.as_int, d);
-    c.check("prefetch to GPU", "LastPrefetchLocationType/Id", p.to_gpu.type_id,
+    c.check("SetPreferredLocation(host)", "PreferredLocation", p.host.as_int, -1);
+    c.check("SetPreferredLocation(host)", "PreferredLocationType/Id", p.host.type_id, "Host");
+    c.check("UnsetPreferredLocation", "PreferredLocation", p.unset.as_int, -2);
+    c.check("UnsetPreferredLocation", "PreferredLocationType/Id", p.unset.type_id, "Invalid");
+    const AccessedBySteps& a = f.accessed_by_steps;
+    check_accessed_by(c, "SetAccessedBy(GPU), (host)", a.both, {d}, {cudaCpuDeviceId});
+    check_accessed_by(c, "UnsetAccessedBy(GPU)", a.host_only, {}, {cudaCpuDeviceId});
+    check_accessed_by(c, "UnsetAccessedBy(host)", a.none, {}, {});
+    const PrefetchSteps& pf = f.prefetch_steps;
+    c.check("prefetch to GPU", "LastPrefetchLocation", pf.to_gpu.as_int, d);
+    c.check("prefetch to GPU", "LastPrefetchLocationType/Id", pf.to_gpu.type_id,
             format("Device %d", d));
-    c.check("prefetch to host", "LastPrefetchLocation", p.to_host.as_int, -1);
-    c.check("prefetch to host", "LastPrefetchLocationType/Id", p.to_host.type_id, "Host");
+    c.check("prefetch to host", "LastPrefetchLocation", pf.to_host.as_int, -1);
+    c.check("prefetch to host", "LastPrefetchLocationType/Id", pf.to_host.type_id, "Host");
 }
 
 }  // namespace
 
 tutorial::Result run_range_attributes(tutorial::Context& ctx) {
     if (const char* why = why_no_gpu_prefetch(ctx.device); *why) return ctx.skip(why);
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t bytes = 64 * page;
-    char* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    const Found f = walkthrough(ctx.device);
     Checks checks;
-    check_advice(checks, data, bytes, ctx.device);
-    check_prefetches(checks, data, bytes, ctx.device);
+    check_advice(checks, f, ctx.device);
     const int advice_mismatches = checks.documented_mismatches();
-
     // Page rounding: advice on 16 bytes covers the whole page they are on, and only that page.
-    const Rounding rounding = read_mostly_on_16_bytes(data, page, ctx.device);
-    checks.check("SetReadMostly on bytes 0-15", "ReadMostly at byte 1024", rounding.same_page, 1);
-    checks.check("SetReadMostly on bytes 0-15", format("ReadMostly at byte %zu", page),
-                 rounding.next_page, 0);
-    CUDA_CHECK(cudaFree(data));
-
+    checks.check("SetReadMostly on bytes 0-15", "ReadMostly at byte 1024", f.rounding.same_page, 1);
+    checks.check("SetReadMostly on bytes 0-15", format("ReadMostly at byte %zu", f.page),
+                 f.rounding.next_page, 0);
+    const int rounding_mismatches = checks.documented_mismatches() - advice_mismatches;
     checks.print();
     std::printf(
         "\nThe int forms use cudaCpuDeviceId (-1) for the host and cudaInvalidDeviceId (-2) for\n"
@@ -130,27 +108,34 @@ tutorial::Result run_range_attributes(tutorial::Context& ctx) {
         "GPUs' rows are documented; how the host appears there is what %s chose (observed).\n"
         "Advice and prefetches apply to whole CPU pages (%zu bytes here), as the cudaMemAdvise\n"
         "and cudaMemPrefetchAsync entries say: 16 bytes of advice covered byte 1024 of the same\n"
-        "page but not the next page.\n",
-        tutorial::this_driver().c_str(), page);
-    const int rounding_mismatches = checks.documented_mismatches() - advice_mismatches;
-    std::printf("\n");
+        "page but not the next page.\n\n",
+        tutorial::this_driver().c_str(), f.page);
     ctx.claim(tutorial::documented(
+        "attributes_as_set",
         "the range attributes report each advice and prefetch as set, and unset clears it",
         advice_mismatches == 0, format("%d attribute(s) differed", advice_mismatches),
         "the driver reports a value in another form than the entry describes; the NO rows show "
         "which",
-        "Runtime API reference: cudaMemRangeGetAttribute"));
+        tutorial::Entry{"Runtime API reference: cudaMemRangeGetAttribute",
+                        "cudaMemLocationTypeDevice cudaMemLocationTypeHost "
+                        "cudaMemLocationTypeInvalid",
+                        "will"}));
     ctx.claim(tutorial::observed(
+        "host_as_cpu_device_id",
         "AccessedBy lists the host as cudaCpuDeviceId (-1) while it has the advice, and not after",
         checks.observed_mismatches() == 0,
         format("%d of 3 rows as expected", 3 - checks.observed_mismatches()),
         "the cudaMemRangeGetAttribute entry says AccessedBy returns a list of device ids, and "
         "does not say how the host appears in it"));
+    // The cudaMemAdvise entry: the start and the end of the range "will be rounded down and
+    // rounded up respectively to be aligned to CPU page size before the advice is applied".
     ctx.claim(tutorial::documented(
+        "advice_covers_page",
         "advice on 16 bytes covers their whole page, and only that page", rounding_mismatches == 0,
-        format("byte 1024 read mostly, byte %zu not: %d mismatch(es)", page, rounding_mismatches),
+        format("byte 1024 read mostly, byte %zu not: %d mismatch(es)", f.page,
+               rounding_mismatches),
         "the advice was applied to more or less than the CPU page the bytes are on",
-        "Runtime API reference: cudaMemAdvise"));
+        tutorial::Entry{"Runtime API reference: cudaMemAdvise", "rounded aligned", "will"}));
     return ctx.verdict(checks.documented_mismatches() == 0,
                        format("every attribute the reference defines equals what was set (%d "
                               "mismatches)",

@@ -1,5 +1,7 @@
 #include "counted.hpp"
 
+#include "common/harness/report.hpp"
+
 #include <cstdio>
 
 double percent_of(std::uint64_t bytes, std::size_t buffer) {
@@ -10,21 +12,14 @@ double mib_of(std::uint64_t bytes) {
     return static_cast<double>(bytes) / (1024.0 * 1024.0);
 }
 
-CountedSteps::CountedSteps(tutorial::UmCounters& counters)
-    : counters_(counters), table_(tutorial::um_columns("step")) {
-    table_.named("counted");
-}
-
-tutorial::UmTraffic CountedSteps::step(const std::string& name, const std::function<void()>& run) {
-    const tutorial::UmTraffic traffic = counters_.measure(run);
-    table_.add_row(tutorial::um_cells(name, traffic));
-    return traffic;
-}
-
-void CountedSteps::print(const std::string& title) const {
-    std::printf("\n%s\n", title.c_str());
-    table_.print();
-    if (!counters_.available()) {
-        std::printf("(\"-\": not counted here, %s)\n", counters_.why_not().c_str());
-    }
+void print_traffic(const tutorial::UmCounters& counters, const tutorial::StepTraffic& traffic,
+                   const std::string& what) {
+    tutorial::Table table(tutorial::um_columns("step"));
+    table.named("counted");
+    for (const std::string& name : traffic.order())
+        table.add_row(tutorial::um_cells(name, traffic.of(name)));
+    std::printf("\nWhat the driver moved in each step, %s (its Unified Memory counters):\n",
+                what.c_str());
+    std::printf("%s\n", counters.control_line().c_str());
+    table.print();
 }

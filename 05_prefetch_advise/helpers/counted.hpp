@@ -1,14 +1,13 @@
 // Counting what migrates: this chapter's tables of the driver's Unified Memory counters
-// (common/harness/um_counters.hpp). Checking code, like the claims: no lesson calls these.
+// (common/harness/um_counters.hpp), for the steps a walkthrough names (StepTraffic,
+// common/harness/steps.hpp). Checking code, like the claims: no lesson calls these.
 #pragma once
 
-#include "common/harness/report.hpp"
+#include "common/harness/steps.hpp"
 #include "common/harness/um_counters.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <initializer_list>
 #include <string>
 
 // A step that moves much more than 64 MiB can lose records silently (um_counters.hpp), so a
@@ -22,18 +21,11 @@ inline std::size_t counted_bytes(std::size_t bytes) {
 double percent_of(std::uint64_t bytes, std::size_t buffer);
 double mib_of(std::uint64_t bytes);
 
-// Steps run with the counters on, one table row each: what moved each way, the page faults.
-class CountedSteps {
-public:
-    explicit CountedSteps(tutorial::UmCounters& counters);
-    // Runs `run` (then waits for the device) and adds its row, named in the lesson's words.
-    tutorial::UmTraffic step(const std::string& name, const std::function<void()>& run);
-    // Prints a blank line, `title` (a line ending in ':') and the table.
-    void print(const std::string& title) const;
-
-private:
-    tutorial::UmCounters& counters_;
-    tutorial::Table table_;
-};
+// What the driver moved in each step `traffic` watched, in the order the steps ran: a blank
+// line, "What the driver moved in each step, <what> (its Unified Memory counters):", the
+// counters' positive control (counters.control_line(): until it has seen bytes that must move,
+// "nothing moved" means nothing), and the table.
+void print_traffic(const tutorial::UmCounters& counters, const tutorial::StepTraffic& traffic,
+                   const std::string& what);
 
 using tutorial::why_not_counted;  // common/harness/um_counters.hpp

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 // Written by the learner (exercises/prefetch.cu).
@@ -55,35 +56,47 @@ Result check(Context& ctx) {
     CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t), cudaMemAttachGlobal));
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreate(&stream));
-    std::vector<double> given_ms, yours_ms;
-    std::size_t wrong = 0;
-    for (int round = 0; round < 4; ++round) {  // round 0 warms up
-        const Run given = run_once(ctx, increment_given, data, count, stream);
-        const Run yours = run_once(ctx, increment_prefetched, data, count, stream);
-        wrong += yours.wrong;
-        if (round > 0) {
-            given_ms.push_back(given.ms);
-            yours_ms.push_back(yours.ms);
+    std::size_t wrong = 0, checked = 0;
+    // Each way in turn, round after round (round 0 warms up); the medians.
+    const auto measure = [&] {
+        std::vector<double> given_ms, yours_ms;
+        for (int round = 0; round < 4; ++round) {
+            const Run given = run_once(ctx, increment_given, data, count, stream);
+            const Run yours = run_once(ctx, increment_prefetched, data, count, stream);
+            wrong += yours.wrong;
+            checked += count;
+            if (round > 0) {
+                given_ms.push_back(given.ms);
+                yours_ms.push_back(yours.ms);
+            }
         }
-    }
-    const double given = tutorial::median(given_ms);
-    const double yours = tutorial::median(yours_ms);
+        return std::pair<double, double>{tutorial::median(given_ms), tutorial::median(yours_ms)};
+    };
+    const auto [given, yours] = measure();
     std::printf(
         "increment + the CPU reading each page, 128 MiB: given %.3f ms, prefetched %.3f "
         "ms\n",
         given, yours);
     // Stream order: the prefetches and the kernel run in the order queued, and once the stream
     // is synchronized the CPU sees what the kernel wrote.
+    // (the Programming Guide, N.3.1: a prefetch does not start before the work queued ahead of
+    // it is done, and nothing queued after it starts before it is done).
+    ctx.claim(tutorial::at_least("prefetch_beats_faults",
+                                 "prefetching both ways beats page faults (given / prefetched)",
+                                 given / yours, 1.5, "x",
+                                 "the pages still move by faults. First step: cudaMemPrefetchAsync "
+                                 "the whole buffer to the GPU before the kernel, and to the host "
+                                 "after it")
+                  .again([&] {
+                      const auto [g, y] = measure();
+                      return g / y;
+                  }));
     ctx.claim(tutorial::documented(
-        "every value the CPU reads is one more than it wrote", wrong == 0,
-        std::to_string(wrong) + " of " + std::to_string(4 * count) + " values wrong",
+        "values_right", "every value the CPU reads is one more than it wrote", wrong == 0,
+        tutorial::format("%zu of %zu values wrong", wrong, checked),
         "the CPU read before the stream finished. First step: cudaStreamSynchronize(stream) "
         "after the last prefetch",
-        "Programming Guide, N.3.1 Data Prefetching"));
-    ctx.claim(tutorial::at_least(
-        "prefetching both ways beats page faults (given / prefetched)", given / yours, 1.5, "x",
-        "the pages still move by faults. First step: cudaMemPrefetchAsync the whole buffer to "
-        "the GPU before the kernel, and to the host after it"));
+        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API", "会"}));
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(data));
     return ctx.verdict(
