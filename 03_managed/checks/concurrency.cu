@@ -74,16 +74,18 @@ bool report_four_points(bool concurrent, bool& busy) {
     const FourPoints seen = four_points(concurrent);
     busy = seen.busy;
     const int expected = 2 * 8 * 256 * 100;
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
     std::printf(
         "   cudaStreamQuery after the host's writes: %s\n"
         "   point 1: the host wrote pinned non-managed memory during a kernel: %d\n"
         "   point 2: the host wrote other managed memory during a kernel: %s\n"
         "   point 3: kernels in two streams added to the same managed counter: %d "
         "(expected %d)\n"
-        "   point 4: kernels on other GPUs may use it too (one GPU here; see the README)\n",
+        "   point 4: kernels on other GPUs may use it too (%d GPU%s here; not tried)\n",
         busy ? "cudaErrorNotReady (the kernel was running)" : "cudaSuccess (it had ended)",
         seen.non_managed, concurrent ? "allowed here, done" : "skipped (not allowed here)",
-        seen.managed, expected);
+        seen.managed, expected, gpus, gpus == 1 ? "" : "s");
     return seen.non_managed == 1 && seen.managed == expected &&
            (!concurrent || seen.also_managed == 2);
 }
