@@ -17,14 +17,22 @@ __global__ void write_values(std::uint32_t* data, std::size_t count, std::uint32
 }
 
 // Step 1. The default managed pool: location type None, no preferred location for its memory.
-// Freed memory stays in the pool until a trim, so a later allocation reuses it.
-cudaMemPool_t default_managed_pool() {
+// A system without managed pools says so: cudaErrorNotSupported (returned, not checked here).
+cudaError_t default_managed_pool(cudaMemPool_t* pool) {
     cudaMemLocation no_preference{cudaMemLocationTypeNone, 0};
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemGetDefaultMemPool(&pool, &no_preference, cudaMemAllocationTypeManaged));
+    return cudaMemGetDefaultMemPool(pool, &no_preference, cudaMemAllocationTypeManaged);
+}
+
+// Step 1b. The pool keeps what is freed into it only up to its release threshold, and the
+// default pool's threshold is 0: at the next synchronize it gives freed memory back to the
+// system. This is the process's default pool, shared by all its code: raise the threshold so
+// that it keeps everything, and return the old value, to put back when done.
+std::uint64_t keep_freed_memory_in_pool(cudaMemPool_t pool) {
+    std::uint64_t before = 0;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &before));
     std::uint64_t keep_all = UINT64_MAX;
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
-    return pool;
+    return before;
 }
 
 // Step 2. Allocate in stream order: one pointer for CPU and GPU, as from cudaMallocManaged.
@@ -48,7 +56,7 @@ void prefetch_to_gpu(std::uint32_t* data, std::size_t bytes, int device, cudaStr
     CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-// Step 5. Free in stream order: back to the pool, which keeps it (step 1's threshold); trimming
+// Step 5. Free in stream order: back to the pool, which keeps it (step 1b's threshold); trimming
 // gives what no allocation uses back to the system.
 void release(std::uint32_t* data, cudaStream_t stream) {
     CUDA_CHECK(cudaFreeAsync(data, stream));

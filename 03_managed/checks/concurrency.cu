@@ -68,11 +68,11 @@ bool report_poll_then_read(long& polls) {
     return counter == 4 * 256 * 10;
 }
 
-// Part 4: true if every value is as expected; `busy` says whether the first kernel still ran at
-// the host's writes.
-bool report_four_points(bool concurrent, bool& busy) {
+// Part 4: prints what the four points saw; `busy` says whether the first kernel still ran at the
+// host's writes.
+FourPoints report_four_points(bool concurrent) {
     const FourPoints seen = four_points(concurrent);
-    busy = seen.busy;
+    const bool busy = seen.busy;
     const int expected = 2 * 8 * 256 * 100;
     int gpus = 0;
     CUDA_CHECK(cudaGetDeviceCount(&gpus));
@@ -86,8 +86,7 @@ bool report_four_points(bool concurrent, bool& busy) {
         busy ? "cudaErrorNotReady (the kernel was running)" : "cudaSuccess (it had ended)",
         seen.non_managed, concurrent ? "allowed here, done" : "skipped (not allowed here)",
         seen.managed, expected, gpus, gpus == 1 ? "" : "s");
-    return seen.non_managed == 1 && seen.managed == expected &&
-           (!concurrent || seen.also_managed == 2);
+    return seen;
 }
 
 // Part 1's claim: the Unified Memory appendix's rule for the host writing managed memory while a
@@ -106,20 +105,25 @@ bool judge_host_write(tutorial::Context& ctx, const tutorial::ChildResult& child
                              (running ? "" : "; the kernel was not running at the write");
     const std::string why_not_judged = running ? "" : serialized;
     if (concurrent) {
-        ctx.claim(tutorial::documented("with concurrentManagedAccess = 1 the host may write "
-                                       "managed memory while a kernel runs",
-                                       part1, seen, "the child's lines say what stopped it",
-                                       "Programming Guide, N.2.2.1 GPU Exclusive Access To "
-                                       "Managed Memory"),
+        ctx.claim(tutorial::documented(
+                      "host_writes_during_kernel",
+                      "with concurrentManagedAccess = 1 the host may write managed memory while "
+                      "a kernel runs",
+                      part1, seen, "the child's lines say what stopped it",
+                      tutorial::Entry{"Runtime API reference: cudaDevAttrConcurrentManagedAccess",
+                                      "CPU", "can"}),
                   why_not_judged);
     } else {
-        ctx.claim(tutorial::documented("with concurrentManagedAccess = 0 the host touching "
-                                       "managed memory during a kernel is a segmentation fault",
-                                       part1, seen,
-                                       "the driver let the write through, or the child ended "
-                                       "another way; no program may rely on that",
-                                       "Programming Guide, N.2.2.1 GPU Exclusive Access To "
-                                       "Managed Memory"),
+        ctx.claim(tutorial::documented(
+                      "host_writes_during_kernel",
+                      "with concurrentManagedAccess = 0 the host touching managed memory during "
+                      "a kernel is a segmentation fault",
+                      part1, seen,
+                      "the driver let the write through, or the child ended another way; no "
+                      "program may rely on that",
+                      tutorial::Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To "
+                                      "Managed Memory",
+                                      "CPU/GPU", "会"}),
                   why_not_judged);
     }
     return part1;
@@ -141,7 +145,7 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
             "   Not possible here: the host may not touch managed memory during a kernel.\n");
     }
     ctx.claim(
-        tutorial::observed("a running kernel sees a host write to managed memory, through "
+        tutorial::observed("kernel_sees_host_write", "a running kernel sees a host write to managed memory, through "
                            "system-scope atomics",
                            part2, part2 ? "the kernel saw the flag and finished" : "it did not",
                            "libcu++ lets CPU and GPU share a system-scope atomic in managed "
@@ -152,27 +156,44 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
     long polls = 0;
     const bool part3 = report_poll_then_read(polls);
     // Under compute-sanitizer a launch can wait for its kernel, leaving nothing to poll for.
-    ctx.claim(tutorial::documented("once cudaStreamQuery returns cudaSuccess, the host may read "
+    ctx.claim(tutorial::documented("query_success_then_read",
+                                   "once cudaStreamQuery returns cudaSuccess, the host may read "
                                    "the kernel's managed results",
                                    part3, part3 ? "the counter was complete" : "it was not",
                                    "the host read before the kernel's atomics had all landed",
-                                   "Runtime API reference: cudaStreamQuery"),
+                                   tutorial::Entry{"Programming Guide, N.2.2.2 Explicit "
+                                                   "Synchronization and Logical GPU Activity",
+                                                   "cudaStreamQuery() cudaSuccess", "返回"}),
               polls > 0 ? ""
                         : "the kernels had finished before the first query: nothing was "
                           "polled for");
 
     std::printf("\n4. The appendix's four points:\n");
-    bool busy = false;
-    const bool part4 = report_four_points(concurrent, busy) && (busy || !serialized.empty());
-    ctx.claim(
-        tutorial::documented(
-            "while a kernel runs the host may write pinned memory, and "
-            "kernels in two streams may share managed data",
-            part4, part4 ? "every value as expected" : "the kernel had ended, or a value was wrong",
-            "the two kernels' atomics did not both reach the counter",
-            "Programming Guide, N.2.2.2 Explicit Synchronization and "
-            "Logical GPU Activity"),
-        busy ? "" : serialized);
+    const FourPoints seen = report_four_points(concurrent);
+    const bool pinned = seen.non_managed == 1 && (seen.busy || !serialized.empty());
+    const bool shared = seen.managed == 2 * 8 * 256 * 100;
+    const bool part4 = pinned && shared && (!concurrent || seen.also_managed == 2);
+    // Point 1 of the appendix's example: "CPU can access non-managed data".
+    ctx.claim(tutorial::documented(
+                  "host_writes_pinned", "while a kernel runs the host may write pinned memory",
+                  pinned,
+                  tutorial::format("the host wrote it %s the kernel ran; it read back %d",
+                                   seen.busy ? "while" : "after", seen.non_managed),
+                  "the write did not land",
+                  tutorial::Entry{"Programming Guide, N.2.2.2 Explicit Synchronization and Logical "
+                                  "GPU Activity",
+                                  "non-managed", "can"}),
+              seen.busy ? "" : serialized);
+    // Point 3: "Concurrent GPU kernels can access the same data".
+    ctx.claim(tutorial::documented(
+                  "streams_share_managed", "kernels in two streams may share managed data",
+                  shared,
+                  tutorial::format("the shared counter reached %d of %d", seen.managed,
+                                   2 * 8 * 256 * 100),
+                  "the two kernels' atomics did not both reach the counter",
+                  tutorial::Entry{"Programming Guide, N.2.2.2 Explicit Synchronization and Logical "
+                                  "GPU Activity",
+                                  "Concurrent GPU", "can"}));
     // Part 2 is observed, so the verdict rests on parts 1, 3 and 4.
     const int ok_parts = part1 + part3 + part4;
     return ctx.verdict(ok_parts == 3, tutorial::format("%d of 3 documented parts behaved as "

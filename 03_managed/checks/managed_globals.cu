@@ -100,22 +100,29 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "does (observed on driver 580.159.04). __constant__ variables cannot be managed; the\n"
         "chapter's build tests show nvcc refusing that and other misuses (see the README).\n\n");
     ctx.claim(tutorial::documented(
+        "use_by_name",
         "host and kernel use a __managed__ variable by name, with no pointer and no copy",
         result == 8,
         tutorial::format("the kernel computed x[1] = %d from the host's x[0] and y", result),
         "the kernel did not run; its launch check says why",
-        "Programming Guide, N.2.1.2 Global-Scope Managed Variables Using managed"));
+        tutorial::Entry{"Programming Guide, N.2.1.2 Global-Scope Managed Variables Using managed",
+                        "__device__ __managed__", "可以"}));
     ctx.claim(tutorial::documented(
+        "kernel_sees_host_store",
         "a kernel sees what the host stored in a __managed__ variable before the launch",
         gpu_saw == 1234, tutorial::format("the kernel saw %d", gpu_saw),
         "the host's store had not reached the page when the kernel read it",
-        "Programming Guide, N.2.3 Language Integration"));
+        tutorial::Entry{"Programming Guide, N.2.1.2 Global-Scope Managed Variables Using managed",
+                        "__device__ __managed__", "可以"}));
+    // N.2.3: in its example, accessing x before the kernel launch creates device 0's context (会).
     ctx.claim(tutorial::documented(
+        "first_access_creates_context",
         "the host's first access to a __managed__ variable creates the primary context",
         access_creates, access_states,
         "see the table: a context existed before, or the access did not create one",
-        "Programming Guide, N.2.3 Language Integration"));
+        tutorial::Entry{"Programming Guide, N.2.3 Language Integration", "x", "会"}));
     ctx.claim(tutorial::observed(
+        "address_creates_context",
         "taking a __managed__ variable's address also creates the primary context", address_creates,
         address_state,
         "N.2.3 speaks of accessing the variable; taking its address reads none of its memory"));

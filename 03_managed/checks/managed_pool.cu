@@ -79,15 +79,6 @@ void try_own_pool(int device, cudaStream_t stream, Run& r) {
     CUDA_CHECK(cudaMemPoolDestroy(own));
 }
 
-const char* type_name(cudaMemoryType type) {
-    switch (type) {
-        case cudaMemoryTypeHost: return "host";
-        case cudaMemoryTypeDevice: return "device";
-        case cudaMemoryTypeManaged: return "managed";
-        default: return "unregistered";
-    }
-}
-
 double share(std::uint64_t moved) {
     return 100.0 * static_cast<double>(moved) / bytes;
 }
@@ -100,8 +91,8 @@ void count_and_judge(tutorial::Context& ctx, tutorial::UmCounters& counters, cud
     count_steps(counters, pool, ctx.device, stream, r);
     std::printf(
         "64 MiB from the default managed pool (cudaPointerGetAttributes: %s memory).\n"
-        "What moved at each step, counted by the driver:\n\n",
-        type_name(r.type));
+        "What moved at each step, counted by the driver:\n%s\n\n",
+        tutorial::memory_type_name(r.type).c_str(), counters.control_line().c_str());
     tutorial::Table table(tutorial::um_columns("step"));
     table.add_row(tutorial::um_cells("a kernel writes it", r.gpu_write));
     table.add_row(tutorial::um_cells("the CPU reads it", r.cpu_read));
@@ -117,17 +108,20 @@ void count_and_judge(tutorial::Context& ctx, tutorial::UmCounters& counters, cud
             "records for this memory were lost";
     }
     ctx.claim(tutorial::counted_at_least(
+                  "cpu_read_pulls_pool_pages",
                   "the CPU reading a pool's managed memory pulls its pages from the GPU: MiB "
                   "device to host, as a share of the buffer",
                   share(r.cpu_read.dtoh.total), 90.0, "%",
                   "the pages were not in device memory, or the CPU read them remotely"),
               why);
     ctx.claim(tutorial::counted_at_least(
+                  "prefetch_brings_back",
                   "a prefetch brings them back: MiB host to device, as a share of the buffer",
                   share(r.prefetch.htod.total), 90.0, "%",
                   "the pages were already on the GPU, or the prefetch was ignored"),
               why);
     ctx.claim(tutorial::counted_at_most(
+                  "nothing_after_prefetch",
                   "after the prefetch a kernel's writes move nothing: MiB host to device",
                   static_cast<double>(r.kernel_after.htod.total) / tutorial::MiB, 1.0, " MiB",
                   "the prefetch had not finished, or the pages went back to the CPU"),
@@ -145,13 +139,21 @@ tutorial::Result run_managed_pool(tutorial::Context& ctx) {
     void* first_managed = nullptr;
     CUDA_CHECK(cudaMallocManaged(&first_managed, 4096));
     CUDA_CHECK(cudaFree(first_managed));
+    cudaMemPool_t pool = nullptr;
+    if (const cudaError_t status = default_managed_pool(&pool); status != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (status == cudaErrorNotSupported) {
+            return ctx.skip("cudaMemGetDefaultMemPool(cudaMemAllocationTypeManaged) returned "
+                            "cudaErrorNotSupported: no managed memory pool on this system");
+        }
+        CUDA_CHECK(status);
+    }
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const cudaMemPool_t pool = default_managed_pool();
+    std::uint64_t threshold = keep_freed_memory_in_pool(pool);
     Run r;
     count_and_judge(ctx, counters, pool, stream, r);
     try_own_pool(ctx.device, stream, r);
-    std::uint64_t threshold = 0;  // as the default pool was
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
     CUDA_CHECK(cudaStreamDestroy(stream));
 
@@ -167,35 +169,42 @@ tutorial::Result run_managed_pool(tutorial::Context& ctx) {
     std::printf("\nA managed pool of one's own (cudaMemPoolCreate, allocType Managed): %s%s.\n\n",
                 cudaGetErrorName(r.own_pool),
                 r.own_pool == cudaSuccess
-                    ? format(", its memory is %s", type_name(r.own_type)).c_str()
+                    ? format(", its memory is %s",
+                             tutorial::memory_type_name(r.own_type).c_str())
+                          .c_str()
                     : "");
 
     const bool managed = r.type == cudaMemoryTypeManaged;
     const bool pooled = r.in_use.used >= bytes && r.after_free.used + bytes <= r.in_use.used &&
                         r.after_free.reserved >= bytes;
     ctx.claim(tutorial::documented(
-        "memory from the default managed pool is managed memory", managed,
-        format("cudaPointerGetAttributes: %s", type_name(r.type)), "the pool gave device memory",
-        "Runtime API reference: cudaMemGetDefaultMemPool (cudaMemAllocationTypeManaged)"));
+        "pool_memory_is_managed", "memory from the default managed pool is managed memory",
+        managed, format("cudaPointerGetAttributes: %s", tutorial::memory_type_name(r.type).c_str()),
+        "the pool gave device memory",
+        tutorial::Entry{"Runtime API reference: cudaMemGetDefaultMemPool",
+                        "cudaMemAllocationTypeManaged cudaMemLocationTypeNone", "can"}));
     ctx.claim(tutorial::documented(
-        "the CPU reads what a kernel wrote through the pool's pointer", r.wrong == 0,
-        format("%zu of %zu values wrong", r.wrong, count), "the CPU read before the kernel ended",
-        "Programming Guide, N.1.2 Simplifying GPU Programming (managed memory: one pointer for CPU "
-        "and GPU); Runtime API reference: cudaMemGetDefaultMemPool "
-        "(cudaMemAllocationTypeManaged)"));
+        "cpu_reads_pool_memory", "the CPU reads what a kernel wrote through the pool's pointer",
+        r.wrong == 0, format("%zu of %zu values wrong", r.wrong, count),
+        "the CPU read before the kernel ended",
+        tutorial::Entry{"Runtime API reference: cudaMemAllocationTypeManaged", "managed", "is"}));
+    // With the threshold at its maximum the pool never holds more than it, so it never tries to
+    // give memory back: the entry's "will try to release" applies only above the threshold.
     ctx.claim(tutorial::documented(
+        "freed_memory_kept",
         "cudaFreeAsync hands the memory back to the pool, which keeps it reserved", pooled,
         format("used %s -> %s, reserved %s", tutorial::format_bytes(r.in_use.used).c_str(),
                tutorial::format_bytes(r.after_free.used).c_str(),
                tutorial::format_bytes(r.after_free.reserved).c_str()),
         "the release threshold was not kept",
-        "Runtime API reference: cudaMemPoolSetAttribute (cudaMemPoolAttrReleaseThreshold)"));
+        tutorial::Entry{"Runtime API reference: cudaMemPoolAttrReleaseThreshold", "threshold",
+                        "will"}));
     ctx.claim(tutorial::observed(
-        "cudaMemPoolCreate makes a managed pool of one's own",
+        "own_managed_pool", "cudaMemPoolCreate makes a managed pool of one's own",
         r.own_pool == cudaSuccess && r.own_type == cudaMemoryTypeManaged,
         format("%s%s", cudaGetErrorName(r.own_pool),
                r.own_pool == cudaSuccess
-                   ? (", memory " + std::string(type_name(r.own_type))).c_str()
+                   ? (", memory " + tutorial::memory_type_name(r.own_type)).c_str()
                    : ""),
         "the cudaMemPoolProps entry says allocType must be Pinned, while cudaMemLocationTypeNone "
         "speaks of creating managed pools"));

@@ -299,6 +299,7 @@ std::size_t read_back_memsets() {
 void judge_sides(tutorial::Context& ctx, const SideFacts& f, std::string why) {
     if (why.empty()) why = f.lost;
     ctx.claim(tutorial::counted_at_least(
+                  "gpu_reached_pages_on_gpu",
                   "after each call whose managed side N.2.2.7 has the GPU reach, the CPU's read "
                   "pulls the whole buffer back (the pages were on the GPU): the least MiB device "
                   "to host, as a share of the buffer",
@@ -307,6 +308,7 @@ void judge_sides(tutorial::Context& ctx, const SideFacts& f, std::string why) {
                   "were, or the driver moved them back"),
               why);
     ctx.claim(tutorial::counted_at_least(
+                  "cpu_reached_pages_on_host",
                   "after each call whose managed side N.2.2.7 has the CPU reach, a kernel's read "
                   "pulls the whole buffer over (the pages were in host memory): the least MiB "
                   "host to device, as a share of the buffer",
@@ -315,6 +317,7 @@ void judge_sides(tutorial::Context& ctx, const SideFacts& f, std::string why) {
                   "the driver moved them there"),
               why);
     ctx.claim(tutorial::counted_at_least(
+                  "gpu_pulls_managed_source",
                   "a copy whose managed source the GPU reaches pulls the CPU-written pages to the "
                   "GPU during the copy: the least MiB host to device, as a share of the buffer",
                   f.source_pulled, 90.0, "%",
@@ -355,6 +358,7 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         "   the processor N.2.2.7 names; nothing moving, that they were with the reader.\n\n",
         tutorial::format_bytes(side_bytes).c_str());
     tutorial::UmCounters counters;
+    std::printf("%s\n", counters.control_line().c_str());
     const std::vector<SideResult> sides = measure_sides(counters);
     print_sides(sides);
     const SideFacts facts = facts_of(sides);
@@ -367,24 +371,33 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
         "The other buffer must still be named as what it is: the cudaMemcpy entry calls a\n"
         "wrong kind undefined, so part 1's second table is only what this driver did. Where\n"
         "the pages stay afterwards is the driver's choice: part 3 counts it on this driver.\n\n");
+    // N.2.2.7: managed memory can (可以) be reached from the host or the device, and the kind
+    // tells the runtime which.
     ctx.claim(tutorial::documented(
+        "defined_kinds_copy",
         "cudaMemcpy copies to and from managed memory under every kind that names the other "
         "buffer rightly",
         defined.succeeded() && copied == "12 of 12", copied + " pairs copied",
         "a copy failed or left wrong data: the child's cells marked UNEXPECTED say which",
-        "Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"));
+        tutorial::Entry{"Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed "
+                        "Memory",
+                        "cudaMemcpy*() cudaMemcpyKind", "可以"}));
     ctx.claim(tutorial::observed(
-        "a kind naming device memory as host memory copied anyway; one naming pageable memory as "
+        "undefined_kinds", "a kind naming device memory as host memory copied anyway; one naming pageable memory as "
         "device memory was refused with cudaErrorInvalidValue",
         undefined.succeeded() && as_580 == "8 of 8",
         undefined.exited ? as_580 + " undefined pairs as before"
                          : "the child " + undefined.describe(),
         "the cudaMemcpy entry calls a kind that does not match the pointers undefined"));
+    // N.2.2.7: before the CPU touches the data, the program must (必须) synchronize.
     ctx.claim(tutorial::documented(
+        "memsets_fill",
         "cudaMemset and cudaMemsetAsync fill managed memory the CPU touched first", wrong == 0,
         tutorial::format("%zu of %zu bytes wrong", wrong, bytes),
         "a memset missed bytes, or the host read before it was done",
-        "Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"));
+        tutorial::Entry{"Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed "
+                        "Memory",
+                        "CPU", "必须"}));
     judge_sides(ctx, facts,
                 !concurrent ? "concurrentManagedAccess = 0 here: whether the CPU may touch the "
                               "pages depends on what else the GPU runs"

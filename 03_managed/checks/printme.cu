@@ -18,10 +18,11 @@ tutorial::Result run_printme(tutorial::Context& ctx) {
     CUDA_CHECK(cudaFree(echo));
     std::printf("\n");
     ctx.claim(tutorial::documented(
+        "kernel_reads_host_write",
         "a kernel reads what the CPU wrote into managed memory, with no copy call", same,
         same ? "its echo matched byte for byte" : "its echo differed",
         "the kernel ran before the host's write reached the page",
-        "Programming Guide, N.2.1.1 Explicit Allocation Using cudaMallocManaged()"));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     return ctx.verdict(same,
                        "the kernel read exactly the string the host wrote (its copy "
                        "compared byte for byte)");

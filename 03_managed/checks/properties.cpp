@@ -19,7 +19,7 @@ namespace {
 
 // managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy. The
 // cudaMallocManaged entry ties the attribute to both outcomes: where it is 0 the call returns
-// cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPU.
+// cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPUs.
 Prediction managed_round_trip(int value) {
     const std::size_t count = 1 << 16;
     std::uint32_t* data = nullptr;
@@ -42,18 +42,28 @@ Prediction managed_round_trip(int value) {
             value ? worked : status == cudaErrorNotSupported,
             seen,
             tutorial::Evidence::documented,
-            "Runtime API reference: cudaMallocManaged"};
+            "",
+            value ? tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}
+                  : tutorial::Entry{"Runtime API reference: cudaMallocManaged",
+                                    "cudaErrorNotSupported", "returns"}};
 }
 
 // concurrentManagedAccess: the `concurrency` section's child writes managed memory while a kernel
-// runs. 1: the attribute's own description (the device accesses managed memory coherently,
-// concurrently with the CPU). 0: the Unified Memory appendix (N.2.2.1) says such a write is a
-// segmentation fault, even to memory the kernel does not use.
+// runs. 1: the attribute's own description (the device can access managed memory coherently,
+// concurrently with the CPU). 0: the Unified Memory appendix (N.2.2.1) says such a write will be
+// a segmentation fault (会), even to memory the kernel does not use.
 Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
     const std::string seen = "a child that tried: " + touch.describe();
     if (value) {
-        return {"concurrentManagedAccess", value,
-                "the CPU may write managed memory while a kernel runs", touch.succeeded(), seen};
+        return {"concurrentManagedAccess",
+                value,
+                "the CPU may write managed memory while a kernel runs",
+                touch.succeeded(),
+                seen,
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Runtime API reference: cudaDevAttrConcurrentManagedAccess", "CPU",
+                                "can"}};
     }
     return {"concurrentManagedAccess",
             value,
@@ -61,20 +71,30 @@ Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
             touch.crashed() && touch.signal == SIGSEGV,
             seen,
             tutorial::Evidence::documented,
-            "Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory"};
+            "",
+            tutorial::Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory",
+                            "CPU/GPU", "会"}};
 }
 
 // pageableMemoryAccess: the `system_allocator` section's child runs a kernel on malloc memory.
-// 1: the attribute promises the device can use it. 0: the attribute only withholds that promise,
-// so the fault this driver gives is observed, not documented.
+// 1: the Unified Memory appendix (N.2.1) says memory from malloc or new can (可以) be used from GPU
+// code on such systems. 0: the attribute only withholds that promise, so the fault this driver
+// gives is observed, not documented.
 Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
     const bool illegal_address = system.failed_with("cudaErrorIllegalAddress");
     const std::string seen =
         "a child that tried: " +
         (illegal_address ? std::string("cudaErrorIllegalAddress") : system.describe());
     if (value) {
-        return {"pageableMemoryAccess", value, "a kernel can use memory from malloc",
-                system.succeeded(), seen};
+        return {"pageableMemoryAccess",
+                value,
+                "a kernel can use memory from malloc",
+                system.succeeded(),
+                seen,
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Programming Guide, N.2.1 Managed Memory Opt In", "malloc new",
+                                "可以"}};
     }
     return {"pageableMemoryAccess",
             value,

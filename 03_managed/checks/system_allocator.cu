@@ -78,13 +78,17 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
         "pin the memory with cudaHostRegister.\n\n",
         worked, faulted);
     if (pageable_access) {
+        // N.2.1: on such systems memory from malloc or new can (可以) be reached from GPU code.
         ctx.claim(tutorial::documented(
+            "system_memory_in_kernels",
             "pageableMemoryAccess = 1: kernels use malloc, stack and global memory", worked == 3,
             tutorial::format("%d of 3 kinds worked", worked),
             "the attribute and the driver disagree; the children's lines show what happened",
-            "Programming Guide, N.1.6 System Allocator"));
+            tutorial::Entry{"Programming Guide, N.2.1 Managed Memory Opt In", "malloc new",
+                            "可以"}));
     } else {
         ctx.claim(tutorial::observed(
+            "system_memory_in_kernels",
             "pageableMemoryAccess = 0: a kernel on malloc, stack or global memory fails with "
             "cudaErrorIllegalAddress",
             faulted == 3, tutorial::format("%d of 3 kinds failed that way", faulted),
@@ -92,10 +96,11 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
             "entry names what happens when one tries"));
     }
     ctx.claim(tutorial::documented(
+        "managed_in_kernels",
         "a kernel uses cudaMallocManaged memory, whatever pageableMemoryAccess says",
         control.succeeded(), "the control child " + control.describe(),
         "managed memory is broken on this system; the child's lines say how",
-        "Runtime API reference: cudaMallocManaged"));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     const bool promised = !pageable_access || worked == 3;
     const std::string system_memory =
         pageable_access ? tutorial::format("%d of 3 kinds of system memory worked", worked)
