@@ -1,6 +1,7 @@
-// Checks of section properties: reads the attributes with ../properties.cpp, tries what
-// managedMemory, concurrentManagedAccess and pageableMemoryAccess predict (the last two through
-// the children of the concurrency and system_allocator sections), and judges each prediction.
+// Checks of section properties: runs ../properties.cpp's walkthrough (the attributes, and
+// managedMemory's round trip), tries what concurrentManagedAccess and pageableMemoryAccess predict
+// through the children of the concurrency and system_allocator sections, and judges each
+// prediction.
 #include "03_managed/properties.cpp"
 
 #include "common/harness/chapter.hpp"
@@ -17,29 +18,22 @@ using tutorial::Prediction;
 
 namespace {
 
-// managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy. The
-// cudaMallocManaged entry ties the attribute to both outcomes: where it is 0 the call returns
-// cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPUs.
-Prediction managed_round_trip(int value) {
-    const std::size_t count = 1 << 16;
-    std::uint32_t* data = nullptr;
-    const cudaError_t status = cudaMallocManaged(&data, count * sizeof *data);
-    cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
-    bool worked = false;
-    if (status == cudaSuccess) {
-        fill_on_device(data, count, 9);
-        worked = mismatches_on_host(data, count, 9) == 0;
-        CUDA_CHECK(cudaFree(data));
-    }
-    const std::string seen = status != cudaSuccess ? std::string("cudaMallocManaged returned ") +
-                                                         cudaGetErrorName(status)
-                             : worked ? "the CPU read all 65536 values the kernel wrote"
-                                      : "the CPU read WRONG values";
+// managedMemory: the walkthrough's allocation that a kernel writes and the CPU then reads, with no
+// copy. The cudaMallocManaged entry ties the attribute to both outcomes: where it is 0 the call
+// returns cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPUs.
+Prediction managed_round_trip(const Found& found) {
+    const int value = found.prop.managedMemory;
+    const bool worked = found.managed == cudaSuccess && found.wrong == 0;
+    const std::string seen =
+        found.managed != cudaSuccess
+            ? std::string("cudaMallocManaged returned ") + cudaGetErrorName(found.managed)
+        : worked ? "the CPU read all 65536 values the kernel wrote"
+                 : "the CPU read WRONG values";
     return {"managedMemory",
             value,
             value ? "a kernel's writes to cudaMallocManaged memory are read by the CPU"
                   : "cudaMallocManaged returns cudaErrorNotSupported",
-            value ? worked : status == cudaErrorNotSupported,
+            value ? worked : found.managed == cudaErrorNotSupported,
             seen,
             tutorial::Evidence::documented,
             "",
@@ -108,7 +102,8 @@ Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    const cudaDeviceProp prop = unified_memory_properties(ctx.device);
+    const Found found = walkthrough(ctx.device);
+    const cudaDeviceProp& prop = found.prop;
     const std::vector<std::string> device = {std::to_string(ctx.device)};
 
     // The same children the `concurrency` and `system_allocator` sections run.
@@ -117,7 +112,7 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
         tutorial::run_child("system_memory", {device[0], "malloc"});
 
     const std::vector<Prediction> predictions = {
-        managed_round_trip(prop.managedMemory),
+        managed_round_trip(found),
         concurrent_write(prop.concurrentManagedAccess, touch),
         malloc_in_kernel(prop.pageableMemoryAccess, system),
     };

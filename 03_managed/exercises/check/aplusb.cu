@@ -1,8 +1,8 @@
 // The course's check of exercise ex03_aplusb (the task is in ../aplusb.cu): the learner's slot
 // must be managed memory, hold a + b when the CPU reads it, and be freed.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cuda_runtime.h>
 
@@ -50,11 +50,12 @@ Result check(Context& ctx) {
     }
     free_result_slot(slot);
     const bool freed = tutorial::memory_type(slot) == cudaMemoryTypeUnregistered;
-    ctx.claim(tutorial::documented("slot_freed", "free_result_slot frees the slot", freed,
-                                   freed ? "CUDA no longer knows the pointer" : "still allocated",
-                                   "the slot is still allocated. First step: cudaFree(slot)",
-                                   tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
-                                                   "cudaMemoryTypeUnregistered", "will"}));
+    ctx.claim(
+        tutorial::documented("slot_freed", "free_result_slot frees the slot", freed,
+                             freed ? "CUDA no longer knows the pointer" : "still allocated",
+                             "the slot is still allocated. First step: cudaFree(slot)",
+                             tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                                             "cudaMemoryTypeUnregistered", "will"}));
     return ctx.verdict(right == 5 && freed, std::to_string(right) +
                                                 " of 5 sums read from "
                                                 "managed memory");
