@@ -31,12 +31,14 @@ std::uint32_t* written_by_cpu(std::size_t count, std::uint32_t seed) {
     return managed;
 }
 
-// The step after a call: the processor the call did not use for the managed side reads all of
-// it, which pulls over the pages the call left on the other side; then the buffer is freed. Each
-// returns the values that are not `seed`'s pattern, in the buffer and in `copy`, where the call
-// copied it to (checked on the CPU after the step). mismatches_on_device waits for its kernel.
+// The step after a call: first wait for the call (cudaMemcpy may return before a copy is done:
+// device to device, for one), then the processor it did not use for the managed side reads all
+// of it, which pulls over the pages the call left on the other side; then the buffer is freed.
+// Each returns the values that are not `seed`'s pattern, in the buffer and in `copy`, where the
+// call copied it to (checked on the CPU after the step). mismatches_on_device waits for its kernel.
 std::size_t kernel_reads_all(const char* step, std::uint32_t* managed, std::size_t count,
                              std::uint32_t seed, const std::uint32_t* copy = nullptr) {
+    CUDA_CHECK(cudaDeviceSynchronize());
     tutorial::step(step);
     const std::size_t wrong = mismatches_on_device(managed, count, seed);
     tutorial::step_end();
@@ -46,6 +48,7 @@ std::size_t kernel_reads_all(const char* step, std::uint32_t* managed, std::size
 
 std::size_t cpu_reads_all(const char* step, std::uint32_t* managed, std::size_t count,
                           std::uint32_t seed, const std::uint32_t* copy = nullptr) {
+    CUDA_CHECK(cudaDeviceSynchronize());  // N.2.2.7: before the CPU touches the data
     tutorial::step(step);
     const std::size_t wrong = mismatches_on_host(managed, count, seed);
     tutorial::step_end();
