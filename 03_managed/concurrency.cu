@@ -4,9 +4,9 @@
 #include "common/busy.hpp"
 #include "common/check.hpp"
 
-#include <cuda/atomic>
 #include <chrono>
 #include <cstdio>
+#include <cuda/atomic>
 #include <thread>
 
 namespace {
