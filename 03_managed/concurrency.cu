@@ -1,12 +1,12 @@
-// Section concurrency: what the CPU may do while a kernel runs: the Unified Memory appendix's
-// pitfall (N.2.2.1), a kernel waiting for a host write, and logical GPU activity (N.2.2.2).
-// (checks/concurrency.cu runs each step, part 1 in a child process, and judges it.)
+// Section concurrency: what the CPU may do while a kernel runs, in the Unified Memory appendix's
+// order: its pitfall (N.2.2.1), a kernel waiting for a host write, logical GPU activity (N.2.2.2).
+// Alone: nvcc -std=c++17 -I. 03_managed/concurrency.cu common/standalone.cu -o concurrency
 #include "common/busy.hpp"
 #include "common/check.hpp"
 
-#include <cuda/atomic>
-
 #include <chrono>
+#include <cstdio>
+#include <cuda/atomic>
 #include <thread>
 
 namespace {
@@ -21,9 +21,13 @@ __global__ void write_x() {
 
 // The host writes y while write_x may still run, then synchronizes. Legal only where
 // concurrentManagedAccess is 1; where it is 0 the GPU owns all managed memory from the launch
-// until the host synchronizes, and the write is a segmentation fault. Returns what
-// cudaStreamQuery said just before the write (cudaErrorNotReady: the GPU was busy).
+// until the host synchronizes, and the write is a segmentation fault. 20 ms of other work ahead
+// of write_x keep the GPU busy at the write (write_x is loaded first, or its launch could wait
+// for that work). Returns what cudaStreamQuery said just before the write (cudaErrorNotReady:
+// the GPU was busy).
 cudaError_t write_y_during_kernel() {
+    tutorial::load_kernel(write_x);
+    tutorial::launch_busy(nullptr, 20.0);
     write_x<<<1, 1>>>();
     CUDA_CHECK_LAUNCH();
     const cudaError_t at_the_write = cudaStreamQuery(nullptr);
@@ -157,4 +161,52 @@ FourPoints four_points(bool concurrent) {
     return seen;
 }
 
+// What the walkthrough found, step by step (steps 1 and 2 only where they are legal).
+struct Found {
+    bool concurrent = false;                         // concurrentManagedAccess = 1
+    cudaError_t query_at_write = cudaErrorNotReady;  // step 1: the GPU at the host's write
+    int x = 0, y = 0;                                // step 1: after the synchronize
+    HostWrite host_write{};                          // step 2
+    long polls = 0;                                  // step 3: cudaErrorNotReady answers
+    int counter = 0;                                 // step 3: the counter the host read
+    FourPoints points{};                             // step 4
+};
+
+Found walkthrough(int device) {
+    Found found;
+    int concurrent = 0;
+    CUDA_CHECK(cudaSetDevice(device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
+    found.concurrent = concurrent == 1;
+    // Steps 1 and 2 touch managed memory while a kernel runs: legal only where
+    // concurrentManagedAccess = 1 (elsewhere a segmentation fault, N.2.2.1).
+    if (found.concurrent) {
+        found.query_at_write = write_y_during_kernel();
+        found.x = x;
+        found.y = y;
+        found.host_write = kernel_sees_host_write();
+    }
+    found.counter = poll_then_read(found.polls);
+    found.points = four_points(found.concurrent);
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found f = walkthrough(0);
+    std::printf("concurrentManagedAccess = %d\n", f.concurrent ? 1 : 0);
+    if (f.concurrent) {
+        std::printf("1. at the host's write: %s; then x = %d, y = %d\n",
+                    cudaGetErrorName(f.query_at_write), f.x, f.y);
+        std::printf("2. the kernel %s\n",
+                    f.host_write.outcome == 1 ? "saw the host's flag" : "gave up waiting");
+    }
+    std::printf("3. %ld polls, then the counter read %d (expected %d)\n", f.polls, f.counter,
+                4 * 256 * 10);
+    std::printf("4. pinned %d, shared counter %d (expected %d)\n", f.points.non_managed,
+                f.points.managed, 2 * 8 * 256 * 100);
+    return 0;
+}
+#endif

@@ -1,16 +1,20 @@
 // Section first_touch: cudaMallocManaged reserves addresses, not memory. Pages appear where the
-// data is first touched: device memory for a kernel, host memory for the CPU. (checks/
-// first_touch.cu prints the steps and counts what the driver moved.)
+// data is first touched: device memory for a kernel, host memory for the CPU; a kernel touching
+// the CPU's pages pulls them over. cudaMalloc's memory is there at once. Alone:
+//   nvcc -std=c++17 -I. 03_managed/first_touch.cu common/standalone.cu -o first_touch
 #include "common/check.hpp"
+#include "common/step.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace {
 
-// Free device memory (cudaMemGetInfo) at the start and after each step.
+// What the walkthrough found: the free device memory (cudaMemGetInfo) at the start and after
+// each step, in bytes.
 struct FreeMemory {
-    std::size_t start, managed, gpu_touch, managed_2, cpu_touch, cuda_malloc, freed;
+    std::size_t start, managed, gpu_touch, managed_2, cpu_touch, gpu_after_cpu, cuda_malloc, freed;
 };
 
 std::size_t free_device_memory() {
@@ -28,22 +32,39 @@ __global__ void touch(std::uint8_t* data, std::size_t bytes) {
     }
 }
 
-// Managed memory takes room when it is first touched, a page at a time, on the CPU or the GPU
-// (N.2.1.1); cudaMalloc's memory is there when the call returns.
-FreeMemory first_touch(std::size_t bytes) {
+FreeMemory walkthrough(std::size_t bytes) {
     FreeMemory f{};
     f.start = free_device_memory();
+    // 1. A managed allocation: addresses valid on the CPU and the GPU, and no memory behind them
+    //    yet: physical memory is populated at the first touch (N.2.1.1).
     std::uint8_t* gpu_touched = nullptr;
     CUDA_CHECK(cudaMallocManaged(&gpu_touched, bytes));
     f.managed = free_device_memory();
-    touch<<<256, 256>>>(gpu_touched, bytes);  // first touched by the GPU
+
+    // 2. A kernel touches every page first: each is made in device memory as it faults.
+    tutorial::step("a kernel touches a fresh buffer");
+    touch<<<256, 256>>>(gpu_touched, bytes);
     CUDA_CHECK_LAUNCH_SYNC();
+    tutorial::step_end();
     f.gpu_touch = free_device_memory();
+
+    // 3. A second buffer, touched first by the CPU: its pages are made in host memory.
     std::uint8_t* cpu_touched = nullptr;
     CUDA_CHECK(cudaMallocManaged(&cpu_touched, bytes));
     f.managed_2 = free_device_memory();
-    std::memset(cpu_touched, 1, bytes);  // first touched by the CPU
+    tutorial::step("the CPU writes another fresh buffer");
+    std::memset(cpu_touched, 1, bytes);
+    tutorial::step_end();
     f.cpu_touch = free_device_memory();
+
+    // 4. A kernel touches the CPU's pages: each faults over to device memory.
+    tutorial::step("then a kernel touches that buffer");
+    touch<<<256, 256>>>(cpu_touched, bytes);
+    CUDA_CHECK_LAUNCH_SYNC();
+    tutorial::step_end();
+    f.gpu_after_cpu = free_device_memory();
+
+    // 5. cudaMalloc, for comparison: its memory is there when the call returns.
     std::uint8_t* device = nullptr;
     CUDA_CHECK(cudaMalloc(&device, bytes));
     f.cuda_malloc = free_device_memory();
@@ -55,3 +76,21 @@ FreeMemory first_touch(std::size_t bytes) {
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const std::size_t bytes = std::size_t{256} << 20;
+    const FreeMemory f = walkthrough(bytes);
+    const auto mib = [](std::size_t before, std::size_t after) {
+        return (static_cast<double>(before) - static_cast<double>(after)) / (1 << 20);
+    };
+    std::printf(
+        "device memory taken, in MiB, by each step on 256 MiB buffers:\n"
+        "cudaMallocManaged %.0f, a kernel's first touch %.0f, cudaMallocManaged %.0f,\n"
+        "the CPU's first touch %.0f, a kernel on the CPU's pages %.0f, cudaMalloc %.0f\n",
+        mib(f.start, f.managed), mib(f.managed, f.gpu_touch), mib(f.gpu_touch, f.managed_2),
+        mib(f.managed_2, f.cpu_touch), mib(f.cpu_touch, f.gpu_after_cpu),
+        mib(f.gpu_after_cpu, f.cuda_malloc));
+    return 0;
+}
+#endif

@@ -1,10 +1,13 @@
-// Section fork: CUDA and fork(). The Unified Memory appendix (N.2.5.2) calls a forked child's use
-// of managed data undefined and a fork followed at once by exec safe. (checks/fork.cu runs each
-// case in a child process; what a forked process's CUDA call does is this driver's behaviour.)
+// Section fork: CUDA and fork(). The Unified Memory appendix (N.2.5.2) calls a forked process's
+// use of managed data undefined, and a fork followed at once by exec safe: the new program drops
+// what it inherited, and the parent is again the only owner. Alone:
+//   nvcc -std=c++17 -I. 03_managed/fork.cu common/standalone.cu -o fork
 #include "common/check.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdio>
+#include <cstring>
 
 namespace {
 
@@ -34,18 +37,16 @@ int wait_for(pid_t pid) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// (a) The mistake: fork (without exec) after this process has initialised CUDA. The forked copy
-// does not get working CUDA state (what it gets is undefined); its first call's result is its exit
-// code.
+// The mistake: fork (without exec) after this process has started CUDA. The forked copy does not
+// get working CUDA state (what it gets is undefined); its first call's result is its exit code.
 int fork_after_init(int* device) {
     const pid_t pid = fork();
     if (pid == 0) _exit(cudaMemset(device, 0, 4096));
     return wait_for(pid);
 }
 
-// (c2) The other order: fork before any CUDA call. No CUDA state exists yet to be inherited, and
-// each process starts CUDA on its own (the reference does not speak of it; driver 580.159.04
-// allows it).
+// The other order: fork before any CUDA call. No CUDA state exists yet to be inherited, and each
+// process starts CUDA on its own (the reference does not speak of it).
 bool fork_before_init(int device, int& forked_exit) {
     const pid_t pid = fork();
     if (pid == 0) {
@@ -58,4 +59,77 @@ bool fork_before_init(int device, int& forked_exit) {
     return ok;
 }
 
+// What the walkthrough found: how the exec'd program ended, and whether this process's managed
+// memory still read back right after it.
+struct Found {
+    int exec_exit = -1;
+    bool parent_ok = false;
+};
+
+// The safe pattern: this process holds managed memory, forks, and the child at once runs another
+// program with exec (`program`: its path and arguments, as execv takes them).
+Found walkthrough(int device, char* const program[]) {
+    constexpr int n = 4096;
+    Found found;
+    // 1. This process uses CUDA: a kernel fills managed memory.
+    CUDA_CHECK(cudaSetDevice(device));
+    int* held = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&held, n * sizeof(int)));
+    fill_value<<<4, 256>>>(held, n, 4);
+    CUDA_CHECK_LAUNCH_SYNC();
+
+    // 2. fork, and exec at once in the child: the new program drops all it inherited and starts
+    //    CUDA afresh. Between the two, the child calls nothing else.
+    std::fflush(stdout);  // or the child would write this process's buffered output again
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execv(program[0], program);
+        _exit(127);  // exec failed
+    }
+    found.exec_exit = wait_for(pid);
+
+    // 3. The parent is again the only owner of its managed memory: a kernel and the CPU use it.
+    fill_value<<<4, 256>>>(held, n, 5);
+    CUDA_CHECK_LAUNCH_SYNC();
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += held[i] != 5;
+    found.parent_ok = wrong == 0;
+    CUDA_CHECK(cudaFree(held));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+// ./fork runs the walkthrough (whose exec runs this program again as ./fork exec); ./fork mistake
+// and ./fork before run the other two orders.
+int main(int argc, char** argv) {
+    const char* what = argc > 1 ? argv[1] : "";
+    if (std::strcmp(what, "exec") == 0) return use_cuda(3) ? 0 : 3;
+    if (std::strcmp(what, "mistake") == 0) {
+        int* device = nullptr;
+        CUDA_CHECK(cudaMalloc(&device, 4096));
+        const int code = fork_after_init(device);
+        std::printf("the forked copy's cudaMemset: %s\n",
+                    cudaGetErrorName(static_cast<cudaError_t>(code)));
+        CUDA_CHECK(cudaFree(device));
+        return 0;
+    }
+    if (std::strcmp(what, "before") == 0) {
+        int forked_exit = -1;
+        const bool ok = fork_before_init(0, forked_exit);
+        std::printf("fork before CUDA: this process %s, the forked one exited with code %d\n",
+                    ok ? "used CUDA" : "FAILED", forked_exit);
+        return ok && forked_exit == 0 ? 0 : 1;
+    }
+    char self[] = "/proc/self/exe";
+    char exec_arg[] = "exec";
+    char* const program[] = {self, exec_arg, nullptr};
+    const Found found = walkthrough(0, program);
+    std::printf(
+        "fork + exec: the new program exited with code %d; this process's managed memory "
+        "%s\n",
+        found.exec_exit, found.parent_ok ? "read back right" : "read back WRONG");
+    return found.exec_exit == 0 && found.parent_ok ? 0 : 1;
+}
+#endif

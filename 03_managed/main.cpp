@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
                     Takes{}.size(1, 4 * GiB, 64 * MiB)},
             Section{"concurrency", "CPU access while kernels run; logical GPU activity"},
             // the first 20 rounds are reported on their own, and at least one more after them
-            Section{"thrash", "CPU and GPU writing the same page in turns", Takes{}.iters(21, 10000)},
+            Section{"thrash", "CPU and GPU writing the same page in turns",
+                    Takes{}.iters(21, 10000)},
             Section{"memcpy_memset", "cudaMemcpy under every kind, cudaMemset, on managed memory"},
             Section{"managed_pool", "managed memory from a pool: the default managed pool"},
             Section{"system_allocator", "kernels on malloc, stack and global memory (fault)"},

@@ -1,11 +1,13 @@
 // Section managed_pool: managed memory from a stream-ordered pool (CUDA 13): the default managed
-// pool, an allocation that migrates like any managed memory, and a free that keeps it pooled.
-// checks/managed_pool.cu counts what moved and judges it.
+// pool, an allocation whose pages migrate like any managed memory, a free that keeps it pooled,
+// and a managed pool of one's own. Alone:
+//   nvcc -std=c++17 -I. 03_managed/managed_pool.cu common/standalone.cu -o managed_pool
 #include "common/check.hpp"
-
-#include <cuda_runtime.h>
+#include "common/device.hpp"
+#include "common/step.hpp"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -16,59 +18,146 @@ __global__ void write_values(std::uint32_t* data, std::size_t count, std::uint32
     }
 }
 
-// Step 1. The default managed pool: location type None, no preferred location for its memory.
-// Freed memory stays in the pool until a trim, so a later allocation reuses it.
-cudaMemPool_t default_managed_pool() {
-    cudaMemLocation no_preference{cudaMemLocationTypeNone, 0};
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemGetDefaultMemPool(&pool, &no_preference, cudaMemAllocationTypeManaged));
+// The pool's own account of its memory: what allocations use, and what it holds.
+struct PoolBytes {
+    std::uint64_t used = 0;
+    std::uint64_t reserved = 0;
+};
+
+PoolBytes pool_bytes(cudaMemPool_t pool) {
+    PoolBytes b;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &b.used));
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &b.reserved));
+    return b;
+}
+
+// The pool keeps what is freed into it only up to its release threshold, and the default pool's
+// threshold is 0: at the next synchronize it gives freed memory back to the system. This is the
+// process's default pool, shared by all its code: raise the threshold so that it keeps
+// everything, and return the old value, to put back when done.
+std::uint64_t keep_freed_memory_in_pool(cudaMemPool_t pool) {
+    std::uint64_t before = 0;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &before));
     std::uint64_t keep_all = UINT64_MAX;
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
-    return pool;
+    return before;
 }
 
-// Step 2. Allocate in stream order: one pointer for CPU and GPU, as from cudaMallocManaged.
-std::uint32_t* allocate(cudaMemPool_t pool, std::size_t bytes, cudaStream_t stream) {
-    void* data = nullptr;
-    CUDA_CHECK(cudaMallocFromPoolAsync(&data, bytes, pool, stream));
-    return static_cast<std::uint32_t*>(data);
+cudaMemoryType memory_type(const void* pointer) {
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    return attributes.type;
 }
 
-// Step 3. A kernel writes it; once the stream is done the CPU may read it (its pages follow).
-void gpu_writes(std::uint32_t* data, std::size_t count, cudaStream_t stream) {
-    write_values<<<256, 256, 0, stream>>>(data, count, 1);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-// Step 4. Bring the pages back to the GPU ahead of the next kernel, as for any managed memory.
-void prefetch_to_gpu(std::uint32_t* data, std::size_t bytes, int device, cudaStream_t stream) {
-    cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-// Step 5. Free in stream order: back to the pool, which keeps it (step 1's threshold); trimming
-// gives what no allocation uses back to the system.
-void release(std::uint32_t* data, cudaStream_t stream) {
-    CUDA_CHECK(cudaFreeAsync(data, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-void trim(cudaMemPool_t pool) {
-    CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-}
-
-// Step 6. A managed pool of one's own. The cudaMemLocationTypeNone entry speaks of creating
-// managed pools, but the cudaMemPoolProps entry still says allocType must be Pinned: try it,
-// and keep what the driver answered.
-cudaError_t create_managed_pool(int device, cudaMemPool_t* pool) {
+// A managed pool of one's own. The cudaMemLocationTypeNone entry speaks of creating managed
+// pools, but the cudaMemPoolProps entry still says allocType must be Pinned: try it. Returns
+// cudaMemPoolCreate's answer, and where it made one, the type of 1 MiB from it in `type`.
+cudaError_t try_own_managed_pool(int device, cudaStream_t stream, cudaMemoryType* type) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypeManaged;
     props.handleTypes = cudaMemHandleTypeNone;
     props.location.type = cudaMemLocationTypeDevice;  // preferred location: this GPU
     props.location.id = device;
-    return cudaMemPoolCreate(pool, &props);
+    cudaMemPool_t own = nullptr;
+    const cudaError_t status = cudaMemPoolCreate(&own, &props);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();  // a refusal is an answer here
+        return status;
+    }
+    void* data = nullptr;
+    CUDA_CHECK(cudaMallocFromPoolAsync(&data, 1 << 20, own, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    *type = memory_type(data);
+    CUDA_CHECK(cudaFreeAsync(data, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemPoolDestroy(own));
+    return status;
+}
+
+// What the walkthrough found.
+struct Found {
+    cudaError_t pool = cudaSuccess;                    // cudaMemGetDefaultMemPool's answer
+    cudaMemoryType type = cudaMemoryTypeUnregistered;  // of the pool's memory
+    std::size_t wrong = 0;  // values the CPU read that the kernel had not written
+    PoolBytes in_use, after_free, after_trim;
+    cudaError_t own_pool = cudaSuccess;  // cudaMemPoolCreate with allocType Managed
+    cudaMemoryType own_type = cudaMemoryTypeUnregistered;
+};
+
+Found walkthrough(std::size_t bytes, int device) {
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    Found found;
+    // 1. The default managed pool: location type None, no preferred location for its memory. A
+    //    system without managed pools says so: cudaErrorNotSupported.
+    cudaMemLocation no_preference{cudaMemLocationTypeNone, 0};
+    cudaMemPool_t pool = nullptr;
+    found.pool = cudaMemGetDefaultMemPool(&pool, &no_preference, cudaMemAllocationTypeManaged);
+    if (found.pool != cudaSuccess) {
+        (void)cudaGetLastError();
+        return found;
+    }
+    // 2. Make the pool keep what is freed into it (its release threshold, above).
+    std::uint64_t threshold = keep_freed_memory_in_pool(pool);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    // 3. Allocate in stream order: one pointer for CPU and GPU, as from cudaMallocManaged.
+    void* allocation = nullptr;
+    CUDA_CHECK(cudaMallocFromPoolAsync(&allocation, bytes, pool, stream));
+    auto* data = static_cast<std::uint32_t*>(allocation);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    found.type = memory_type(data);
+
+    // 4. A kernel writes it; once the stream is done the CPU reads it, and its pages follow.
+    tutorial::step("a kernel writes it", stream);
+    write_values<<<256, 256, 0, stream>>>(data, count, 1);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step("the CPU reads it");
+    for (std::size_t i = 0; i < count; ++i) found.wrong += data[i] != i + 1;
+
+    // 5. A prefetch brings the pages back to the GPU ahead of the next kernel, as for any
+    //    managed memory; the kernel after it, in the same stream, finds them there.
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    tutorial::step("cudaMemPrefetchAsync to the GPU", stream);
+    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, stream));
+    tutorial::step("a kernel writes it again", stream);
+    write_values<<<256, 256, 0, stream>>>(data, count, 2);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step_end();
+    found.in_use = pool_bytes(pool);
+
+    // 6. Free in stream order: back to the pool, which keeps it (step 2); trimming gives what no
+    //    allocation uses back to the system. Then the default pool gets its threshold back.
+    CUDA_CHECK(cudaFreeAsync(data, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    found.after_free = pool_bytes(pool);
+    CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+    found.after_trim = pool_bytes(pool);
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+
+    // 7. A managed pool of one's own (above).
+    found.own_pool = try_own_managed_pool(device, stream, &found.own_type);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found f = walkthrough(std::size_t{64} << 20, 0);
+    if (f.pool != cudaSuccess) {
+        std::printf("cudaMemGetDefaultMemPool: %s\n", cudaGetErrorName(f.pool));
+        return 0;
+    }
+    std::printf("64 MiB from the default managed pool: %s, %zu values read wrong\n",
+                tutorial::memory_type_name(f.type).c_str(), f.wrong);
+    std::printf("the pool holds %llu bytes after cudaFreeAsync, %llu after cudaMemPoolTrimTo\n",
+                static_cast<unsigned long long>(f.after_free.reserved),
+                static_cast<unsigned long long>(f.after_trim.reserved));
+    std::printf("a managed pool of one's own: %s\n", cudaGetErrorName(f.own_pool));
+    return f.wrong == 0 ? 0 : 1;
+}
+#endif

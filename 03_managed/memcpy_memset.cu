@@ -1,43 +1,160 @@
-// Section memcpy_memset: cudaMemcpy and cudaMemset on managed memory (the Unified Memory appendix,
-// N.2.2.7). (checks/memcpy_memset.cu copies under every kind in child processes and counts where
-// the pages end up with the driver's Unified Memory counters.)
+// Section memcpy_memset: cudaMemcpy and cudaMemset on managed memory, in the order of the Unified
+// Memory appendix's N.2.2.7: the kind says whether the CPU or the GPU reaches the managed side,
+// cudaMemset always uses the GPU. After each call the other processor reads the buffer. Alone:
+//   nvcc -std=c++17 -I. 03_managed/memcpy_memset.cu common/standalone.cu -o memcpy_memset
 #include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
-// The managed buffer is the destination of a copy, its source, or set by cudaMemset.
-enum class Operation { copy_into, copy_from, memset };
+// What the walkthrough found: values read wrong after the copies, and after the memsets.
+struct Found {
+    std::size_t copied_wrong = 0;
+    std::size_t set_wrong = 0;
+};
 
-// Step 1. cudaMemcpy and cudaMemset take managed pointers under any kind: for the managed side the
-// kind only says whether the runtime reaches it from the CPU or from the GPU (the Unified Memory
-// appendix, N.2.2.7). The kind must still name the other buffer as the memory it is.
-void operate(Operation operation, std::uint32_t* managed, std::uint32_t* pinned, std::size_t bytes,
-             cudaMemcpyKind kind) {
-    switch (operation) {
-        case Operation::copy_into: CUDA_CHECK(cudaMemcpy(managed, pinned, bytes, kind)); break;
-        case Operation::copy_from: CUDA_CHECK(cudaMemcpy(pinned, managed, bytes, kind)); break;
-        case Operation::memset: CUDA_CHECK(cudaMemset(managed, 0, bytes)); break;
-    }
-    CUDA_CHECK(cudaDeviceSynchronize());
+// A fresh managed buffer: none of its pages exists until something touches it.
+std::uint32_t* fresh(std::size_t count) {
+    std::uint32_t* managed = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&managed, count * sizeof(std::uint32_t)));
+    return managed;
 }
 
-// Step 2. cudaMemset and cudaMemsetAsync on managed memory the CPU wrote first: the first half
-// 0xab, the second 0xcd. Both may return before they are done, so the host synchronizes before it
-// reads (N.2.2.7 asks for that). The caller reads the bytes, then frees them with cudaFree.
-std::uint8_t* memsets_on_cpu_touched(std::size_t bytes) {
-    std::uint8_t* p = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&p, bytes));
-    for (std::size_t i = 0; i < bytes; ++i) p[i] = 0x11;
-    CUDA_CHECK(cudaMemset(p, 0xab, bytes / 2));
+// A fresh managed buffer the CPU fills first: its pages are made in host memory.
+std::uint32_t* written_by_cpu(std::size_t count, std::uint32_t seed) {
+    std::uint32_t* managed = fresh(count);
+    fill_on_host(managed, count, seed);
+    return managed;
+}
+
+// The step after a call: first wait for the call (cudaMemcpy may return before a copy is done:
+// device to device, for one), then the processor it did not use for the managed side reads all
+// of it, which pulls over the pages the call left on the other side; then the buffer is freed.
+// Each returns the values that are not `seed`'s pattern, in the buffer and in `copy`, where the
+// call copied it to (checked on the CPU after the step). mismatches_on_device waits for its kernel.
+std::size_t kernel_reads_all(const char* step, std::uint32_t* managed, std::size_t count,
+                             std::uint32_t seed, const std::uint32_t* copy = nullptr) {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    tutorial::step(step);
+    const std::size_t wrong = mismatches_on_device(managed, count, seed);
+    tutorial::step_end();
+    CUDA_CHECK(cudaFree(managed));
+    return wrong + (copy != nullptr ? mismatches_on_host(copy, count, seed) : 0);
+}
+
+std::size_t cpu_reads_all(const char* step, std::uint32_t* managed, std::size_t count,
+                          std::uint32_t seed, const std::uint32_t* copy = nullptr) {
+    CUDA_CHECK(cudaDeviceSynchronize());  // N.2.2.7: before the CPU touches the data
+    tutorial::step(step);
+    const std::size_t wrong = mismatches_on_host(managed, count, seed);
+    tutorial::step_end();
+    CUDA_CHECK(cudaFree(managed));
+    return wrong + (copy != nullptr ? mismatches_on_host(copy, count, seed) : 0);
+}
+
+// The same after the memsets: the words that are not 0xabababab.
+std::size_t cpu_reads_set(const char* step, std::uint32_t* managed, std::size_t count) {
+    tutorial::step(step);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) wrong += managed[i] != 0xababababu;
+    tutorial::step_end();
+    CUDA_CHECK(cudaFree(managed));
+    return wrong;
+}
+
+Found walkthrough(std::size_t count) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::size_t wrong = 0;
+    // The other buffer is pinned host memory: both processors reach it at the same address, so
+    // every kind names it rightly (the cudaMemcpy entry calls a wrong kind for it undefined).
+    std::uint32_t* from_pinned = nullptr;
+    std::uint32_t* to_pinned = nullptr;
+    CUDA_CHECK(cudaMallocHost(&from_pinned, bytes));
+    CUDA_CHECK(cudaMallocHost(&to_pinned, bytes));
+    fill_on_host(from_pinned, count, 7);
+    std::uint32_t* m = nullptr;
+
+    // 1. cudaMemcpyHostTo* with a managed source: the host reads it where it may do so coherently
+    //    in the copy's stream (always, where concurrentManagedAccess = 1), else the device does.
+    m = written_by_cpu(count, 1);
+    tutorial::step("cudaMemcpy(pinned, managed, HostToHost)");
+    CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyHostToHost));
+    wrong += kernel_reads_all("a kernel reads the HostToHost source", m, count, 1, to_pinned);
+    m = written_by_cpu(count, 2);
+    tutorial::step("cudaMemcpy(pinned, managed, HostToDevice)");
+    CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyHostToDevice));
+    wrong += kernel_reads_all("a kernel reads the HostToDevice source", m, count, 2, to_pinned);
+
+    // 2. cudaMemcpy*ToHost with a managed destination: the same rule, so the host writes it.
+    m = fresh(count);
+    tutorial::step("cudaMemcpy(managed, pinned, HostToHost)");
+    CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyHostToHost));
+    wrong += kernel_reads_all("a kernel reads the HostToHost destination", m, count, 7);
+    m = fresh(count);
+    tutorial::step("cudaMemcpy(managed, pinned, DeviceToHost)");
+    CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyDeviceToHost));
+    wrong += kernel_reads_all("a kernel reads the DeviceToHost destination", m, count, 7);
+
+    // 3. cudaMemcpyDeviceTo* with a managed source: the device reads it (or the call fails).
+    m = written_by_cpu(count, 3);
+    tutorial::step("cudaMemcpy(pinned, managed, DeviceToHost)");
+    CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyDeviceToHost));
+    wrong += cpu_reads_all("the CPU reads the DeviceToHost source", m, count, 3, to_pinned);
+    m = written_by_cpu(count, 4);
+    tutorial::step("cudaMemcpy(pinned, managed, DeviceToDevice)");
+    CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyDeviceToDevice));
+    wrong += cpu_reads_all("the CPU reads the DeviceToDevice source", m, count, 4, to_pinned);
+
+    // 4. cudaMemcpy*ToDevice with a managed destination: the same rule, so the device writes it.
+    m = fresh(count);
+    tutorial::step("cudaMemcpy(managed, pinned, HostToDevice)");
+    CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyHostToDevice));
+    wrong += cpu_reads_all("the CPU reads the HostToDevice destination", m, count, 7);
+    m = fresh(count);
+    tutorial::step("cudaMemcpy(managed, pinned, DeviceToDevice)");
+    CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyDeviceToDevice));
+    wrong += cpu_reads_all("the CPU reads the DeviceToDevice destination", m, count, 7);
+
+    // 5. cudaMemcpyDefault: the device, unless it cannot reach the data coherently (or the data
+    //    prefers the CPU and the host can): here the device, both ways.
+    m = fresh(count);
+    tutorial::step("cudaMemcpy(managed, pinned, Default)");
+    CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyDefault));
+    wrong += cpu_reads_all("the CPU reads the Default destination", m, count, 7);
+    m = written_by_cpu(count, 5);
+    tutorial::step("cudaMemcpy(pinned, managed, Default)");
+    CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyDefault));
+    wrong += cpu_reads_all("the CPU reads the Default source", m, count, 5, to_pinned);
+
+    // 6. cudaMemset*: always the device. Both may return before they are done, so the program
+    //    synchronizes before the CPU touches the data.
     cudaStream_t stream = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaMemsetAsync(p + bytes / 2, 0xcd, bytes / 2, stream));
+    m = fresh(count);
+    tutorial::step("cudaMemset and cudaMemsetAsync(managed)");
+    CUDA_CHECK(cudaMemset(m, 0xab, count / 2 * sizeof *m));
+    CUDA_CHECK(cudaMemsetAsync(m + count / 2, 0xab, (count - count / 2) * sizeof *m, stream));
     CUDA_CHECK(cudaDeviceSynchronize());  // both: the default stream's memset and `stream`'s
+    const std::size_t set_wrong = cpu_reads_set("the CPU reads what the memsets set", m, count);
     CUDA_CHECK(cudaStreamDestroy(stream));
-    return p;
+
+    CUDA_CHECK(cudaFreeHost(to_pinned));
+    CUDA_CHECK(cudaFreeHost(from_pinned));
+    return {wrong, set_wrong};
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(std::size_t{4} << 20);  // 16 MiB buffers
+    std::printf("10 copies under every cudaMemcpyKind: %zu values read wrong\n",
+                found.copied_wrong);
+    std::printf("cudaMemset and cudaMemsetAsync: %zu words read wrong\n", found.set_wrong);
+    return found.copied_wrong + found.set_wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,7 +1,12 @@
-// Section properties: which kind of unified-memory system this is, read from one cudaDeviceProp.
-// (checks/properties.cpp tries what each attribute predicts, in a child process where it can
-// crash.)
+// Section properties: which kind of unified-memory system this is, read from one cudaDeviceProp,
+// and managedMemory's promise tried: a kernel writes managed memory, the CPU reads it. (The
+// sections concurrency and system_allocator try what two more attributes predict.) Alone:
+//   nvcc -std=c++17 -I. 03_managed/properties.cpp common/standalone.cu -o properties
 #include "common/check.hpp"
+#include "common/patterns.hpp"
+
+#include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -25,11 +30,50 @@ const char* unified_memory_kind(const cudaDeviceProp& prop) {
            "segmentation fault";
 }
 
-// Where they come from: one cudaDeviceProp holds them all.
-cudaDeviceProp unified_memory_properties(int device) {
+// What the walkthrough found: the properties, what cudaMallocManaged returned, and how many
+// values the CPU read that the kernel had not written.
+struct Found {
     cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    return prop;  // managedMemory, concurrentManagedAccess, pageableMemoryAccess, ...
+    cudaError_t managed = cudaSuccess;
+    std::size_t wrong = 0;
+};
+
+Found walkthrough(int device) {
+    Found found;
+    // 1. One cudaDeviceProp holds them all: managedMemory, concurrentManagedAccess,
+    //    pageableMemoryAccess, pageableMemoryAccessUsesHostPageTables, ...
+    CUDA_CHECK(cudaSetDevice(device));
+    CUDA_CHECK(cudaGetDeviceProperties(&found.prop, device));
+
+    // 2. managedMemory = 1: one pointer for CPU and GPU, so a kernel writes and the CPU reads the
+    //    same memory. Where it is 0, cudaMallocManaged says so: cudaErrorNotSupported.
+    constexpr std::size_t count = 1 << 16;
+    std::uint32_t* data = nullptr;
+    found.managed = cudaMallocManaged(&data, count * sizeof *data);
+    if (found.managed != cudaSuccess) {
+        (void)cudaGetLastError();  // a refusal is an answer here, not a failure of the program
+        return found;
+    }
+    fill_on_device(data, count, 9);  // a kernel writes (and the host waits for it)
+    found.wrong = mismatches_on_host(data, count, 9);
+    CUDA_CHECK(cudaFree(data));
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(0);
+    const cudaDeviceProp& p = found.prop;
+    std::printf(
+        "%s: managedMemory %d, concurrentManagedAccess %d, pageableMemoryAccess %d,\n"
+        "pageableMemoryAccessUsesHostPageTables %d, directManagedMemAccessFromHost %d\n",
+        p.name, p.managedMemory, p.concurrentManagedAccess, p.pageableMemoryAccess,
+        p.pageableMemoryAccessUsesHostPageTables, p.directManagedMemAccessFromHost);
+    std::printf("This system: %s.\n", unified_memory_kind(p));
+    std::printf("cudaMallocManaged: %s; the CPU read %zu values wrong\n",
+                cudaGetErrorName(found.managed), found.wrong);
+    return 0;
+}
+#endif

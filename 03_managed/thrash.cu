@@ -1,9 +1,11 @@
 // Section thrash: the CPU and the GPU take turns writing managed memory. On the same page, the
-// page migrates back and forth every round; on separate pages it stays where it is used.
-// (checks/thrash.cu counts what the driver moved in the first rounds, then times every case.)
+// page migrates back and forth every round; on separate pages each side keeps its own. Alone:
+//   nvcc -std=c++17 -I. 03_managed/thrash.cu common/standalone.cu -o thrash
 #include "common/check.hpp"
+#include "common/step.hpp"
 
 #include <cstddef>
+#include <cstdio>
 
 namespace {
 
@@ -11,8 +13,35 @@ namespace {
 // uses for managed memory (4 KiB on the CPU, up to 2 MiB on the GPU).
 constexpr std::size_t far_apart = (4 << 20) / sizeof(int);
 
-// Step 1. One managed buffer for both sides: the CPU writes element 0, the GPU element 1 (the
-// same page) or element far_apart (a page of its own). The caller frees it with cudaFree.
+// The three ways the rounds run. Each names its stretches of rounds as steps: round 1 (the
+// pages' first touches), rounds 2 to 5, rounds 6 to 20 (by then the driver may change its
+// tactics), and the rest.
+struct Case {
+    bool cpu_writes;        // the CPU writes element 0 each round
+    std::size_t gpu_index;  // the element the kernel writes
+    const char* rounds[4];
+};
+
+constexpr Case cases[] = {
+    {false,
+     far_apart,
+     {"GPU only: round 1", "GPU only: rounds 2-5", "GPU only: rounds 6-20", "GPU only: the rest"}},
+    {true,
+     far_apart,
+     {"separate pages: round 1", "separate pages: rounds 2-5", "separate pages: rounds 6-20",
+      "separate pages: the rest"}},
+    {true,
+     1,
+     {"same page: round 1", "same page: rounds 2-5", "same page: rounds 6-20",
+      "same page: the rest"}},
+};
+constexpr int first_rounds[4] = {0, 1, 5, 20};  // where each stretch begins (0-based rounds)
+
+__global__ void gpu_write(int* where, int value) {
+    *where = value;
+}
+
+// Step 1. One managed buffer for both sides; the CPU writes element 0 first.
 int* shared_buffer() {
     int* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, (far_apart + 1) * sizeof(int)));
@@ -20,18 +49,49 @@ int* shared_buffer() {
     return data;
 }
 
-__global__ void gpu_write(int* where, int value) {
-    *where = value;
-}
-
-// Step 2. One round: the CPU writes element 0 of managed `data`, then a kernel writes element
-// `gpu_index` and the host waits for it. Where both elements share a page, that page moves to the
-// CPU and back to the GPU every round.
-void one_round(int* data, std::size_t gpu_index, bool cpu_writes, int r) {
-    if (cpu_writes) data[0] = r;
-    gpu_write<<<1, 1>>>(data + gpu_index, 2 * r + 1);
+// Step 2. One round: the CPU writes element 0, then a kernel writes its element and the host
+// waits for it. Where both elements share a page, that page moves to the CPU and back to the GPU
+// every round.
+void one_round(int* data, const Case& c, int r) {
+    if (c.cpu_writes) data[0] = r;
+    gpu_write<<<1, 1>>>(data + c.gpu_index, 2 * r + 1);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// What the walkthrough found: for each case, whether the buffer ends with what the last round
+// wrote.
+struct Found {
+    bool right[3] = {false, false, false};
+};
+
+Found walkthrough(int rounds) {
+    Found found;
+    for (int k = 0; k < 3; ++k) {
+        const Case& c = cases[k];
+        int* data = shared_buffer();
+        for (int r = 0; r < rounds; ++r) {
+            for (int s = 0; s < 4; ++s) {
+                if (r == first_rounds[s]) tutorial::step(c.rounds[s]);
+            }
+            one_round(data, c, r);
+        }
+        tutorial::step_end();
+        const int last = rounds - 1;
+        found.right[k] = data[c.gpu_index] == 2 * last + 1 && data[0] == (c.cpu_writes ? last : -1);
+        CUDA_CHECK(cudaFree(data));
+    }
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(100);
+    std::printf("100 rounds each: GPU only %s, separate pages %s, same page %s\n",
+                found.right[0] ? "right" : "WRONG", found.right[1] ? "right" : "WRONG",
+                found.right[2] ? "right" : "WRONG");
+    return found.right[0] && found.right[1] && found.right[2] ? 0 : 1;
+}
+#endif

@@ -1,5 +1,6 @@
 // Checks of section concurrency: runs ../concurrency.cu's step 1 in a child process (it crashes
-// where concurrentManagedAccess = 0), then steps 2 to 4, prints what each saw and judges it.
+// where concurrentManagedAccess = 0) and judges it there, then the walkthrough (steps 1 to 4,
+// the first two only where they are legal), and prints and judges what each step saw.
 #include "03_managed/concurrency.cu"
 
 #include "common/device.hpp"
@@ -14,12 +15,9 @@
 #include <string>
 #include <vector>
 
-// Child role: write_y_during_kernel, in a child because it crashes on some systems. 20 ms of
-// other work ahead of write_x make sure the GPU is really busy at the write.
+// Child role: step 1, write_y_during_kernel, in a child because it crashes on some systems.
 int child_touch_during_kernel(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    tutorial::load_kernel(write_x);  // or its first launch may wait for the busy kernel
-    tutorial::launch_busy(nullptr, 20.0);
     const cudaError_t at_the_write = write_y_during_kernel();
     std::printf("cudaStreamQuery before y = 20 -> %s\n", cudaGetErrorName(at_the_write));
     std::printf("x = %d, y = %d\n", x, y);
@@ -27,6 +25,9 @@ int child_touch_during_kernel(const std::vector<std::string>& args) {
 }
 
 namespace {
+
+constexpr int polled_expected = 4 * 256 * 10;       // step 3's counter
+constexpr int shared_expected = 2 * 8 * 256 * 100;  // step 4's counter, from two streams
 
 // Part 1: the appendix's pitfall, in a child process because it crashes on some systems.
 tutorial::ChildResult host_writes_during_kernel(int device, bool concurrent) {
@@ -39,53 +40,6 @@ tutorial::ChildResult host_writes_during_kernel(int device, bool concurrent) {
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n", child.describe().c_str());
     return child;
-}
-
-// Part 2: what coherent concurrent access buys. libcu++ permits the sharing; like C++ itself it
-// only asks, without promising, that a store become visible to loads in reasonable time.
-bool report_host_write() {
-    const HostWrite seen = kernel_sees_host_write();
-    std::printf(
-        "   cudaStreamQuery 50 ms after the launch: %s (the kernel is still waiting)\n"
-        "   the host stores 1 into the flag; after cudaStreamSynchronize: %s\n"
-        "   the kernel reports: %s\n",
-        cudaGetErrorName(seen.while_waiting), cudaGetErrorName(seen.after),
-        seen.outcome == 1 ? "it saw the flag" : "it gave up waiting");
-    std::printf(
-        "   Both sides use cuda::atomic_ref with thread_scope_system, which libcu++ allows CPU\n"
-        "   and GPU to share in managed memory where concurrentManagedAccess = 1. Plain int\n"
-        "   accesses would be a data race: nothing would oblige the compiler to re-read the\n"
-        "   flag, or either side to make its write visible in time or in order.\n");
-    return seen.while_waiting == cudaErrorNotReady && seen.after == cudaSuccess &&
-           seen.outcome == 1;
-}
-
-// Part 3: true if the counter was complete when the host read it.
-bool report_poll_then_read(long& polls) {
-    const int counter = poll_then_read(polls);
-    std::printf("   cudaErrorNotReady %ld times, then cudaSuccess; counter = %d (expected %d)\n",
-                polls, counter, 4 * 256 * 10);
-    return counter == 4 * 256 * 10;
-}
-
-// Part 4: true if every value is as expected; `busy` says whether the first kernel still ran at
-// the host's writes.
-bool report_four_points(bool concurrent, bool& busy) {
-    const FourPoints seen = four_points(concurrent);
-    busy = seen.busy;
-    const int expected = 2 * 8 * 256 * 100;
-    std::printf(
-        "   cudaStreamQuery after the host's writes: %s\n"
-        "   point 1: the host wrote pinned non-managed memory during a kernel: %d\n"
-        "   point 2: the host wrote other managed memory during a kernel: %s\n"
-        "   point 3: kernels in two streams added to the same managed counter: %d "
-        "(expected %d)\n"
-        "   point 4: kernels on other GPUs may use it too (one GPU here; see the README)\n",
-        busy ? "cudaErrorNotReady (the kernel was running)" : "cudaSuccess (it had ended)",
-        seen.non_managed, concurrent ? "allowed here, done" : "skipped (not allowed here)",
-        seen.managed, expected);
-    return seen.non_managed == 1 && seen.managed == expected &&
-           (!concurrent || seen.also_managed == 2);
 }
 
 // Part 1's claim: the Unified Memory appendix's rule for the host writing managed memory while a
@@ -104,23 +58,124 @@ bool judge_host_write(tutorial::Context& ctx, const tutorial::ChildResult& child
                              (running ? "" : "; the kernel was not running at the write");
     const std::string why_not_judged = running ? "" : serialized;
     if (concurrent) {
-        ctx.claim(tutorial::documented("with concurrentManagedAccess = 1 the host may write "
-                                       "managed memory while a kernel runs",
-                                       part1, seen, "the child's lines say what stopped it",
-                                       "Programming Guide, N.2.2.1 GPU Exclusive Access To "
-                                       "Managed Memory"),
+        ctx.claim(tutorial::documented(
+                      "host_writes_during_kernel",
+                      "with concurrentManagedAccess = 1 the host may write managed memory while "
+                      "a kernel runs",
+                      part1, seen, "the child's lines say what stopped it",
+                      tutorial::Entry{"Runtime API reference: cudaDevAttrConcurrentManagedAccess",
+                                      "CPU", "can"}),
                   why_not_judged);
     } else {
-        ctx.claim(tutorial::documented("with concurrentManagedAccess = 0 the host touching "
-                                       "managed memory during a kernel is a segmentation fault",
-                                       part1, seen,
-                                       "the driver let the write through, or the child ended "
-                                       "another way; no program may rely on that",
-                                       "Programming Guide, N.2.2.1 GPU Exclusive Access To "
-                                       "Managed Memory"),
+        ctx.claim(tutorial::documented(
+                      "host_writes_during_kernel",
+                      "with concurrentManagedAccess = 0 the host touching managed memory during "
+                      "a kernel is a segmentation fault",
+                      part1, seen,
+                      "the driver let the write through, or the child ended another way; no "
+                      "program may rely on that",
+                      tutorial::Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To "
+                                      "Managed Memory",
+                                      "CPU/GPU", "会"}),
                   why_not_judged);
     }
     return part1;
+}
+
+// Part 2: what coherent concurrent access buys. libcu++ permits the sharing; like C++ itself it
+// only asks, without promising, that a store become visible to loads in reasonable time.
+void claim_host_write(tutorial::Context& ctx, const Found& f) {
+    std::printf("\n2. A kernel waits for a managed flag that the host sets while it runs:\n");
+    const HostWrite& seen = f.host_write;
+    bool part2 = false;
+    if (f.concurrent) {
+        std::printf(
+            "   cudaStreamQuery 50 ms after the launch: %s (the kernel is still waiting)\n"
+            "   the host stores 1 into the flag; after cudaStreamSynchronize: %s\n"
+            "   the kernel reports: %s\n",
+            cudaGetErrorName(seen.while_waiting), cudaGetErrorName(seen.after),
+            seen.outcome == 1 ? "it saw the flag" : "it gave up waiting");
+        std::printf(
+            "   Both sides use cuda::atomic_ref with thread_scope_system, which libcu++ allows\n"
+            "   CPU and GPU to share in managed memory where concurrentManagedAccess = 1. Plain\n"
+            "   int accesses would be a data race: nothing would oblige the compiler to re-read\n"
+            "   the flag, or either side to make its write visible in time or in order.\n");
+        part2 = seen.while_waiting == cudaErrorNotReady && seen.after == cudaSuccess &&
+                seen.outcome == 1;
+    } else {
+        std::printf(
+            "   Not possible here: the host may not touch managed memory during a kernel.\n");
+    }
+    ctx.claim(
+        tutorial::observed("kernel_sees_host_write",
+                           "a running kernel sees a host write to managed memory, through "
+                           "system-scope atomics",
+                           part2, part2 ? "the kernel saw the flag and finished" : "it did not",
+                           "libcu++ lets CPU and GPU share a system-scope atomic in managed "
+                           "memory, but promises no time by which a store becomes visible"),
+        f.concurrent ? "" : "concurrentManagedAccess is 0 on this device");
+}
+
+// Part 3: true if the counter was complete when the host read it.
+bool claim_poll_then_read(tutorial::Context& ctx, const Found& f) {
+    std::printf("\n3. Polling cudaStreamQuery until the kernel is done, then reading its data:\n");
+    std::printf("   cudaErrorNotReady %ld times, then cudaSuccess; counter = %d (expected %d)\n",
+                f.polls, f.counter, polled_expected);
+    const bool part3 = f.counter == polled_expected;
+    // Under compute-sanitizer a launch can wait for its kernel, leaving nothing to poll for.
+    ctx.claim(tutorial::documented("query_success_then_read",
+                                   "once cudaStreamQuery returns cudaSuccess, the host may read "
+                                   "the kernel's managed results",
+                                   part3, part3 ? "the counter was complete" : "it was not",
+                                   "the host read before the kernel's atomics had all landed",
+                                   tutorial::Entry{"Programming Guide, N.2.2.2 Explicit "
+                                                   "Synchronization and Logical GPU Activity",
+                                                   "cudaStreamQuery() cudaSuccess", "返回"}),
+              f.polls > 0 ? ""
+                          : "the kernels had finished before the first query: nothing was "
+                            "polled for");
+    return part3;
+}
+
+// Part 4: true if every value is as expected (and the first kernel still ran at the host's
+// writes, where that can be told).
+bool claim_four_points(tutorial::Context& ctx, const Found& f, const std::string& serialized) {
+    const FourPoints& seen = f.points;
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    std::printf(
+        "\n4. The appendix's four points:\n"
+        "   cudaStreamQuery after the host's writes: %s\n"
+        "   point 1: the host wrote pinned non-managed memory during a kernel: %d\n"
+        "   point 2: the host wrote other managed memory during a kernel: %s\n"
+        "   point 3: kernels in two streams added to the same managed counter: %d "
+        "(expected %d)\n"
+        "   point 4: kernels on other GPUs may use it too (%d GPU%s here; not tried)\n",
+        seen.busy ? "cudaErrorNotReady (the kernel was running)" : "cudaSuccess (it had ended)",
+        seen.non_managed, f.concurrent ? "allowed here, done" : "skipped (not allowed here)",
+        seen.managed, shared_expected, gpus, gpus == 1 ? "" : "s");
+    const bool pinned = seen.non_managed == 1 && (seen.busy || !serialized.empty());
+    const bool shared = seen.managed == shared_expected;
+    // Point 1 of the appendix's example: "CPU can access non-managed data".
+    ctx.claim(
+        tutorial::documented(
+            "host_writes_pinned", "while a kernel runs the host may write pinned memory", pinned,
+            tutorial::format("the host wrote it %s the kernel ran; it read back %d",
+                             seen.busy ? "while" : "after", seen.non_managed),
+            "the write did not land",
+            tutorial::Entry{"Programming Guide, N.2.2.2 Explicit Synchronization and "
+                            "Logical GPU Activity",
+                            "non-managed", "can"}),
+        seen.busy ? "" : serialized);
+    // Point 3: "Concurrent GPU kernels can access the same data".
+    ctx.claim(tutorial::documented(
+        "streams_share_managed", "kernels in two streams may share managed data", shared,
+        tutorial::format("the shared counter reached %d of %d", seen.managed, shared_expected),
+        "the two kernels' atomics did not both reach the counter",
+        tutorial::Entry{"Programming Guide, N.2.2.2 Explicit Synchronization and Logical GPU "
+                        "Activity",
+                        "Concurrent GPU", "can"}));
+    return pinned && shared && (!f.concurrent || seen.also_managed == 2);
 }
 
 }  // namespace
@@ -131,46 +186,10 @@ tutorial::Result run_concurrency(tutorial::Context& ctx) {
     const std::string serialized = tutorial::why_timing_not_judged();
     const tutorial::ChildResult child = host_writes_during_kernel(ctx.device, concurrent);
     const bool part1 = judge_host_write(ctx, child, concurrent, serialized);
-
-    std::printf("\n2. A kernel waits for a managed flag that the host sets while it runs:\n");
-    const bool part2 = concurrent && report_host_write();
-    if (!concurrent) {
-        std::printf(
-            "   Not possible here: the host may not touch managed memory during a kernel.\n");
-    }
-    ctx.claim(
-        tutorial::observed("a running kernel sees a host write to managed memory, through "
-                           "system-scope atomics",
-                           part2, part2 ? "the kernel saw the flag and finished" : "it did not",
-                           "libcu++ lets CPU and GPU share a system-scope atomic in managed "
-                           "memory, but promises no time by which a store becomes visible"),
-        concurrent ? "" : "concurrentManagedAccess is 0 on this device");
-
-    std::printf("\n3. Polling cudaStreamQuery until the kernel is done, then reading its data:\n");
-    long polls = 0;
-    const bool part3 = report_poll_then_read(polls);
-    // Under compute-sanitizer a launch can wait for its kernel, leaving nothing to poll for.
-    ctx.claim(tutorial::documented("once cudaStreamQuery returns cudaSuccess, the host may read "
-                                   "the kernel's managed results",
-                                   part3, part3 ? "the counter was complete" : "it was not",
-                                   "the host read before the kernel's atomics had all landed",
-                                   "Runtime API reference: cudaStreamQuery"),
-              polls > 0 ? ""
-                        : "the kernels had finished before the first query: nothing was "
-                          "polled for");
-
-    std::printf("\n4. The appendix's four points:\n");
-    bool busy = false;
-    const bool part4 = report_four_points(concurrent, busy) && (busy || !serialized.empty());
-    ctx.claim(
-        tutorial::documented(
-            "while a kernel runs the host may write pinned memory, and "
-            "kernels in two streams may share managed data",
-            part4, part4 ? "every value as expected" : "the kernel had ended, or a value was wrong",
-            "the two kernels' atomics did not both reach the counter",
-            "Programming Guide, N.2.2.2 Explicit Synchronization and "
-            "Logical GPU Activity"),
-        busy ? "" : serialized);
+    const Found found = walkthrough(ctx.device);  // steps 1 and 2 only where they are legal
+    claim_host_write(ctx, found);
+    const bool part3 = claim_poll_then_read(ctx, found);
+    const bool part4 = claim_four_points(ctx, found, serialized);
     // Part 2 is observed, so the verdict rests on parts 1, 3 and 4.
     const int ok_parts = part1 + part3 + part4;
     return ctx.verdict(ok_parts == 3, tutorial::format("%d of 3 documented parts behaved as "

@@ -1,30 +1,59 @@
-// Checks of section printme: runs ../printme.cu on a known string, with a managed buffer for the
-// kernel's copy, and compares that copy with the string byte for byte.
+// Checks of section printme: runs ../printme.cu's walkthrough in a child process, whose output is
+// what the kernel printed, and compares that line with the string the host wrote.
 #include "03_managed/printme.cu"
 
 #include "common/harness/chapter.hpp"
+#include "common/harness/child.hpp"
 
 #include <cstdio>
-#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* message = "Hello Unified Memory";
+
+// Whether one line of the child's output is `message` exactly (a tool that runs the child, such
+// as compute-sanitizer, may add lines of its own).
+bool printed(const std::string& output) {
+    std::size_t start = 0;
+    while (start < output.size()) {
+        std::size_t end = output.find('\n', start);
+        if (end == std::string::npos) end = output.size();
+        if (output.compare(start, end - start, message) == 0) return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+}  // namespace
+
+// Child role: the walkthrough, on the section's message (and a newline).
+int child_printme(const std::vector<std::string>&) {
+    walkthrough((std::string(message) + "\n").c_str());
+    return 0;
+}
 
 tutorial::Result run_printme(tutorial::Context& ctx) {
-    const char* message = "Hello Unified Memory\n";
-    char* echo = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&echo, capacity));
-    std::memset(echo, 0, capacity);
-    std::printf("The host wrote the string into managed memory; the kernel prints it:\n");
-    print_from_managed(message, echo);
-    const bool same = std::strcmp(echo, message) == 0;
-    CUDA_CHECK(cudaFree(echo));
+    std::printf(
+        "The host writes \"%s\" into managed memory; a kernel prints it (the walkthrough,\n"
+        "in a child process, so that what the kernel printed can be read back):\n",
+        message);
+    const tutorial::ChildResult child = tutorial::run_child("printme", {});
+    tutorial::print_child_output(child);
+    const bool same = child.succeeded() && printed(child.output);
     std::printf("\n");
     ctx.claim(tutorial::documented(
+        "kernel_reads_host_write",
         "a kernel reads what the CPU wrote into managed memory, with no copy call", same,
-        same ? "its echo matched byte for byte" : "its echo differed",
+        same ? "its echo matched byte for byte"
+             : "it printed something else; the child " + child.describe(),
         "the kernel ran before the host's write reached the page",
-        "Programming Guide, N.2.1.1 Explicit Allocation Using cudaMallocManaged()"));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     return ctx.verdict(same,
-                       "the kernel read exactly the string the host wrote (its copy "
+                       "the kernel printed exactly the string the host wrote (the child's output "
                        "compared byte for byte)");
 }
 
 TUTORIAL_SECTION(printme, run_printme);
+TUTORIAL_CHILD(printme, child_printme);

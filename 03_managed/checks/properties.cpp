@@ -1,6 +1,7 @@
-// Checks of section properties: reads the attributes with ../properties.cpp, tries what
-// managedMemory, concurrentManagedAccess and pageableMemoryAccess predict (the last two through
-// the children of the concurrency and system_allocator sections), and judges each prediction.
+// Checks of section properties: runs ../properties.cpp's walkthrough (the attributes, and
+// managedMemory's round trip), tries what concurrentManagedAccess and pageableMemoryAccess predict
+// through the children of the concurrency and system_allocator sections, and judges each
+// prediction.
 #include "03_managed/properties.cpp"
 
 #include "common/harness/chapter.hpp"
@@ -17,43 +18,46 @@ using tutorial::Prediction;
 
 namespace {
 
-// managedMemory: one allocation that a kernel writes and the CPU then reads, with no copy. The
-// cudaMallocManaged entry ties the attribute to both outcomes: where it is 0 the call returns
-// cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPU.
-Prediction managed_round_trip(int value) {
-    const std::size_t count = 1 << 16;
-    std::uint32_t* data = nullptr;
-    const cudaError_t status = cudaMallocManaged(&data, count * sizeof *data);
-    cudaGetLastError();  // a refusal is an outcome here, not a failure of the program
-    bool worked = false;
-    if (status == cudaSuccess) {
-        fill_on_device(data, count, 9);
-        worked = mismatches_on_host(data, count, 9) == 0;
-        CUDA_CHECK(cudaFree(data));
-    }
-    const std::string seen = status != cudaSuccess ? std::string("cudaMallocManaged returned ") +
-                                                         cudaGetErrorName(status)
-                             : worked ? "the CPU read all 65536 values the kernel wrote"
-                                      : "the CPU read WRONG values";
+// managedMemory: the walkthrough's allocation that a kernel writes and the CPU then reads, with no
+// copy. The cudaMallocManaged entry ties the attribute to both outcomes: where it is 0 the call
+// returns cudaErrorNotSupported; where it is 1 the pointer is valid on the CPU and on the GPUs.
+Prediction managed_round_trip(const Found& found) {
+    const int value = found.prop.managedMemory;
+    const bool worked = found.managed == cudaSuccess && found.wrong == 0;
+    const std::string seen =
+        found.managed != cudaSuccess
+            ? std::string("cudaMallocManaged returned ") + cudaGetErrorName(found.managed)
+        : worked ? "the CPU read all 65536 values the kernel wrote"
+                 : "the CPU read WRONG values";
     return {"managedMemory",
             value,
             value ? "a kernel's writes to cudaMallocManaged memory are read by the CPU"
                   : "cudaMallocManaged returns cudaErrorNotSupported",
-            value ? worked : status == cudaErrorNotSupported,
+            value ? worked : found.managed == cudaErrorNotSupported,
             seen,
             tutorial::Evidence::documented,
-            "Runtime API reference: cudaMallocManaged"};
+            "",
+            value ? tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}
+                  : tutorial::Entry{"Runtime API reference: cudaMallocManaged",
+                                    "cudaErrorNotSupported", "returns"}};
 }
 
 // concurrentManagedAccess: the `concurrency` section's child writes managed memory while a kernel
-// runs. 1: the attribute's own description (the device accesses managed memory coherently,
-// concurrently with the CPU). 0: the Unified Memory appendix (N.2.2.1) says such a write is a
-// segmentation fault, even to memory the kernel does not use.
+// runs. 1: the attribute's own description (the device can access managed memory coherently,
+// concurrently with the CPU). 0: the Unified Memory appendix (N.2.2.1) says such a write will be
+// a segmentation fault (会), even to memory the kernel does not use.
 Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
     const std::string seen = "a child that tried: " + touch.describe();
     if (value) {
-        return {"concurrentManagedAccess", value,
-                "the CPU may write managed memory while a kernel runs", touch.succeeded(), seen};
+        return {"concurrentManagedAccess",
+                value,
+                "the CPU may write managed memory while a kernel runs",
+                touch.succeeded(),
+                seen,
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Runtime API reference: cudaDevAttrConcurrentManagedAccess", "CPU",
+                                "can"}};
     }
     return {"concurrentManagedAccess",
             value,
@@ -61,20 +65,30 @@ Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
             touch.crashed() && touch.signal == SIGSEGV,
             seen,
             tutorial::Evidence::documented,
-            "Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory"};
+            "",
+            tutorial::Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To Managed Memory",
+                            "CPU/GPU", "会"}};
 }
 
 // pageableMemoryAccess: the `system_allocator` section's child runs a kernel on malloc memory.
-// 1: the attribute promises the device can use it. 0: the attribute only withholds that promise,
-// so the fault this driver gives is observed, not documented.
+// 1: the Unified Memory appendix (N.2.1) says memory from malloc or new can (可以) be used from GPU
+// code on such systems. 0: the attribute only withholds that promise, so the fault this driver
+// gives is observed, not documented.
 Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
     const bool illegal_address = system.failed_with("cudaErrorIllegalAddress");
     const std::string seen =
         "a child that tried: " +
         (illegal_address ? std::string("cudaErrorIllegalAddress") : system.describe());
     if (value) {
-        return {"pageableMemoryAccess", value, "a kernel can use memory from malloc",
-                system.succeeded(), seen};
+        return {"pageableMemoryAccess",
+                value,
+                "a kernel can use memory from malloc",
+                system.succeeded(),
+                seen,
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Programming Guide, N.2.1 Managed Memory Opt In", "malloc new",
+                                "可以"}};
     }
     return {"pageableMemoryAccess",
             value,
@@ -88,7 +102,8 @@ Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
 }  // namespace
 
 tutorial::Result run_properties(tutorial::Context& ctx) {
-    const cudaDeviceProp prop = unified_memory_properties(ctx.device);
+    const Found found = walkthrough(ctx.device);
+    const cudaDeviceProp& prop = found.prop;
     const std::vector<std::string> device = {std::to_string(ctx.device)};
 
     // The same children the `concurrency` and `system_allocator` sections run.
@@ -97,7 +112,7 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
         tutorial::run_child("system_memory", {device[0], "malloc"});
 
     const std::vector<Prediction> predictions = {
-        managed_round_trip(prop.managedMemory),
+        managed_round_trip(found),
         concurrent_write(prop.concurrentManagedAccess, touch),
         malloc_in_kernel(prop.pageableMemoryAccess, system),
     };

@@ -1,6 +1,6 @@
 // Checks of section system_allocator: runs ../system_allocator.cu's kernel on malloc, stack and
-// global memory, each in a child process (a failure ends the child's context), then on managed
-// memory as the control, and judges what pageableMemoryAccess promises.
+// global memory, each in a child process whatever pageableMemoryAccess says (a failure ends the
+// child's context), then the walkthrough itself, and judges what pageableMemoryAccess promises.
 #include "03_managed/system_allocator.cu"
 
 #include "common/harness/chapter.hpp"
@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-// Child role: the kernel on one kind of memory (args: device, kind). "managed" is the control:
-// memory from cudaMallocManaged, which every kernel may use.
+// Child role: the kernel on one kind of memory (args: device, kind: malloc, stack or global).
 int child_system_memory(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
     const std::string& kind = args.at(1);
@@ -21,12 +20,10 @@ int child_system_memory(const std::vector<std::string>& args) {
     int* data = global_array;
     if (kind == "malloc") data = static_cast<int*>(std::malloc(count * sizeof(int)));
     if (kind == "stack") data = stack_array;
-    if (kind == "managed") data = managed_array();
     std::printf("kernel on %s memory %p...\n", kind.c_str(), static_cast<void*>(data));
     const int wrong = square_and_check(data);
     std::printf("it ran: %d of %d values wrong\n", wrong, count);
     if (kind == "malloc") std::free(data);
-    if (kind == "managed") CUDA_CHECK(cudaFree(data));
     return wrong == 0 ? 0 : 3;
 }
 
@@ -52,7 +49,9 @@ void try_system_memory(int device, int& worked, int& faulted) {
 }  // namespace
 
 tutorial::Result run_system_allocator(tutorial::Context& ctx) {
-    const int pageable_access = pageable_memory_access(ctx.device);
+    int pageable_access = 0;
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, ctx.device));
     std::printf(
         "pageableMemoryAccess = %d: %s\n"
         "Each kind is tried in its own child process, since a failure here is an illegal\n"
@@ -64,27 +63,31 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
     int worked = 0;
     int faulted = 0;
     try_system_memory(ctx.device, worked, faulted);
-    std::printf("The control, memory from cudaMallocManaged:\n");
-    const tutorial::ChildResult control =
-        tutorial::run_child("system_memory", {std::to_string(ctx.device), "managed"});
-    tutorial::print_child_output(control);
-    std::printf("The child %s.\n\n", control.describe().c_str());
+    const Found found = walkthrough(ctx.device);
     std::printf(
+        "The walkthrough, in this process: %s; the kernel on cudaMallocManaged memory: %d of %d\n"
+        "values wrong.\n\n"
         "Of the three kinds of system memory, %d worked and %d failed with\n"
         "cudaErrorIllegalAddress. A kernel can use system-allocated memory where the GPU can\n"
         "translate the CPU's addresses: with HMM (heterogeneous memory management: the open GPU\n"
         "kernel modules on a recent Linux kernel, which mirror the CPU's page tables) or with ATS\n"
         "on hardware-coherent systems such as Grace Hopper. Elsewhere, use cudaMallocManaged, or\n"
         "pin the memory with cudaHostRegister.\n\n",
-        worked, faulted);
+        found.pageable_memory_access ? "malloc, stack and global memory tried too"
+                                     : "system memory not tried (not promised here)",
+        found.on_managed, count, worked, faulted);
     if (pageable_access) {
+        // N.2.1: on such systems memory from malloc or new can (可以) be reached from GPU code.
         ctx.claim(tutorial::documented(
+            "system_memory_in_kernels",
             "pageableMemoryAccess = 1: kernels use malloc, stack and global memory", worked == 3,
             tutorial::format("%d of 3 kinds worked", worked),
             "the attribute and the driver disagree; the children's lines show what happened",
-            "Programming Guide, N.1.6 System Allocator"));
+            tutorial::Entry{"Programming Guide, N.2.1 Managed Memory Opt In", "malloc new",
+                            "可以"}));
     } else {
         ctx.claim(tutorial::observed(
+            "system_memory_in_kernels",
             "pageableMemoryAccess = 0: a kernel on malloc, stack or global memory fails with "
             "cudaErrorIllegalAddress",
             faulted == 3, tutorial::format("%d of 3 kinds failed that way", faulted),
@@ -92,19 +95,20 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
             "entry names what happens when one tries"));
     }
     ctx.claim(tutorial::documented(
+        "managed_in_kernels",
         "a kernel uses cudaMallocManaged memory, whatever pageableMemoryAccess says",
-        control.succeeded(), "the control child " + control.describe(),
-        "managed memory is broken on this system; the child's lines say how",
-        "Runtime API reference: cudaMallocManaged"));
+        found.on_managed == 0, tutorial::format("%d of %d values wrong", found.on_managed, count),
+        "managed memory is broken on this system",
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     const bool promised = !pageable_access || worked == 3;
     const std::string system_memory =
         pageable_access ? tutorial::format("%d of 3 kinds of system memory worked", worked)
                         : "nothing promised for system memory";
-    return ctx.verdict(promised && control.succeeded(),
+    return ctx.verdict(promised && found.on_managed == 0,
                        tutorial::format("pageableMemoryAccess = %d: %s; the kernel on managed "
                                         "memory %s",
                                         pageable_access ? 1 : 0, system_memory.c_str(),
-                                        control.succeeded() ? "worked" : "FAILED"));
+                                        found.on_managed == 0 ? "worked" : "FAILED"));
 }
 
 TUTORIAL_SECTION(system_allocator, run_system_allocator);

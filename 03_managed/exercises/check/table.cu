@@ -1,9 +1,9 @@
 // The course's check of exercise ex03_table (the task is in ../table.cu): the learner's table of
 // row pointers must be managed memory throughout, so that a kernel can follow its pointers, and
 // must be freed.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 
 #include <cuda_runtime.h>
 
@@ -38,11 +38,13 @@ Result check(Context& ctx) {
     int managed = is_managed(table) ? 1 : 0;
     for (int r = 0; r < rows; ++r) managed += is_managed(table[r]) ? 1 : 0;
     ctx.claim(tutorial::documented(
-        "the row pointers and every row are managed memory", managed == rows + 1,
+        "table_is_managed", "the row pointers and every row are managed memory",
+        managed == rows + 1,
         std::to_string(managed) + " of " + std::to_string(rows + 1) + " allocations managed",
         "the kernel could not follow these pointers. First step: allocate the array of row "
         "pointers and each row with cudaMallocManaged",
-        "Runtime API reference: cudaPointerGetAttributes"));
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes", "cudaMemoryTypeManaged",
+                        "can"}));
 
     unsigned long long expected = 0;
     for (int r = 0; r < rows; ++r) {
@@ -61,20 +63,23 @@ Result check(Context& ctx) {
         std::printf("the kernel's sum: %llu, the CPU's: %llu\n", *sum, expected);
     }
     const bool summed = *sum == expected;
-    ctx.claim(tutorial::documented("a kernel follows the row pointers to the CPU's values", summed,
-                                   summed ? "the sums agree" : "the kernel did not sum them",
-                                   "the kernel never ran on the table. First step: make every "
-                                   "allocation of the table managed",
-                                   "Runtime API reference: cudaMallocManaged"));
+    ctx.claim(tutorial::documented(
+        "kernel_follows_rows", "a kernel follows the row pointers to the CPU's values", summed,
+        summed ? "the sums agree" : "the kernel did not sum them",
+        "the kernel never ran on the table. First step: make every "
+        "allocation of the table managed",
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     CUDA_CHECK(cudaFree(sum));
 
     free_table(table, rows);
     const bool freed = !is_managed(table);
-    ctx.claim(tutorial::documented("free_table gives the table back", freed,
-                                   freed ? "CUDA no longer knows it" : "still allocated",
-                                   "an allocation is left. First step: cudaFree each row, then "
-                                   "the array of row pointers",
-                                   "Runtime API reference: cudaPointerGetAttributes"));
+    ctx.claim(
+        tutorial::documented("table_freed", "free_table gives the table back", freed,
+                             freed ? "CUDA no longer knows it" : "still allocated",
+                             "an allocation is left. First step: cudaFree each row, then "
+                             "the array of row pointers",
+                             tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                                             "cudaMemoryTypeUnregistered", "will"}));
     return ctx.verdict(summed && freed, summed ? "a kernel followed " + std::to_string(rows) +
                                                      " row pointers the CPU set"
                                                : "no kernel could follow the row pointers");
