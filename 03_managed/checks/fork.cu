@@ -105,17 +105,18 @@ tutorial::Result run_fork(tutorial::Context& ctx) {
         "N.2.5.2 calls a forked child's use of managed data undefined, and no entry names an "
         "error for a CUDA call in a forked child"));
     const bool fork_exec = found.exec_exit == 0 && parent_ok;
-    // N.2.5.2 calls this safe (是安全的), but in no word the course's reference check takes for
-    // a promise (must, will, returns, can...), so it is reported as what this driver did.
-    ctx.claim(tutorial::observed(
+    // N.2.5.2: a fork followed at once by exec "是安全的" (is safe), since the child drops the
+    // handles and the parent is again their only owner.
+    ctx.claim(tutorial::documented(
         "fork_exec_safe",
         "fork + exec is safe: the exec'd process uses CUDA afresh and the parent keeps its "
         "managed memory",
         fork_exec,
         "the exec'd child " + exec +
             (parent_ok ? "; the parent's memory intact" : "; the parent's memory WRONG"),
-        "N.2.5.2 calls a fork followed at once by exec safe, without naming what the parent or "
-        "the new program may then rely on"));
+        "the exec'd program could not use CUDA, or the parent's managed memory changed",
+        tutorial::Entry{"Programming Guide, N.2.5.2 Using fork() with Managed Memory",
+                        "fork() exec()", "是"}));
     ctx.claim(tutorial::observed(
         "fork_before_cuda", "a fork before any CUDA call leaves both processes free to use CUDA",
         before.succeeded(), "the child " + before.describe(),
