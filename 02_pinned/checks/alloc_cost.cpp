@@ -6,6 +6,7 @@
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
+#include "common/harness/requires.hpp"
 #include "common/harness/steps.hpp"
 #include "common/timing.hpp"
 
@@ -237,7 +238,10 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
                   .again([&] {
                       const Medians n = time_rounds(bytes, runs, seen);
                       return n.malloc_host.get_ms / n.registration.get_ms;
-                  }));
+                  }),
+              tutorial::why_too_small(bytes, 4 << 20,
+                                      "cudaMallocHost may hand out pages the driver pinned "
+                                      "before, and both calls are mostly their fixed costs"));
     return ctx.verdict(seen,
                        "cudaPointerGetAttributes saw every pinned allocation as host memory, "
                        "and malloc memory as unregistered before and after registration");

@@ -141,7 +141,10 @@ tutorial::Result run_pinned_pool(tutorial::Context& ctx) {
                   .again([&] {
                       const Medians n = again();
                       return n.copy_malloc_host_ms / n.copy_pool_ms;
-                  }));
+                  }),
+              tutorial::why_too_small(bytes, 1 << 20,
+                                      "a copy this small is mostly its fixed cost, and one slow "
+                                      "copy decides"));
     return ctx.verdict(seen.cpu_used && seen.wrong == 0 && seen.current_set,
                        format("the CPU and, after the grant, a kernel used the pool's memory (%zu "
                               "wrong); the current host pool could be set and read back",

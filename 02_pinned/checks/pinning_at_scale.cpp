@@ -130,7 +130,10 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
                                  slowest_upload(m), 0.6, "x",
                                  "one way's pages are slower for the copy engines (scattered, or "
                                  "not all pinned)")
-                  .again([&] { return slowest_upload(again()); }));
+                  .again([&] { return slowest_upload(again()); }),
+              tutorial::why_too_small(bytes, 16 << 20,
+                                      "a copy of a few MiB is mostly its fixed cost, and one "
+                                      "slow copy decides"));
     return ctx.verdict(seen.pinned && seen.wrong == 0,
                        format("cudaPointerGetAttributes saw pinned host memory every time, and the "
                               "marked ends of every upload arrived: %zu values wrong",

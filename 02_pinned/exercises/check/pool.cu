@@ -161,8 +161,9 @@ bool report_memory(Context& ctx, const Seen& s) {
         "the pool gave it back at the synchronize. First step: in create_pinned_pool, "
         "cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) with keep = "
         "UINT64_MAX",
-        tutorial::Entry{"Runtime API reference: cudaMemPoolGetAttribute",
-                        "cudaMemPoolAttrReleaseThreshold threshold", "will"}));
+        tutorial::Entry{"Programming Guide, Stream Ordered Memory Allocator: Physical Page "
+                        "Caching Behavior",
+                        "cudaMemPoolAttrReleaseThreshold UINT64_MAX", "will"}));
     return right && freed && kept;
 }
 
