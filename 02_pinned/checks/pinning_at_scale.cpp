@@ -54,6 +54,31 @@ double slowest_upload(const Medians& m) {
     return std::min({m.gbps[0], m.gbps[1], m.gbps[2], m.gbps[3]}) / m.gbps[malloc_host];
 }
 
+void print_table(int device, std::size_t bytes, const Medians& m, const Found& seen) {
+    const double gib = static_cast<double>(bytes) / (1ull << 30);
+    tutorial::Table table({{"how"},
+                           {"get ms/GiB", tutorial::Align::right},
+                           {"give back ms/GiB", tutorial::Align::right},
+                           {"upload GB/s", tutorial::Align::right},
+                           {"on huge pages", tutorial::Align::right}});
+    for (int w = 0; w < ways; ++w) {
+        table.add_row({steps[w].get, format("%.1f", m.get_ms[w] / gib),
+                       format("%.1f", m.give_ms[w] / gib), format("%.1f", m.gbps[w]),
+                       w == register_huge ? tutorial::format_bytes(seen.huge) : ""});
+    }
+    table.print();
+    std::string link;
+    const double pcie = tutorial::pcie_link_gbps(device, &link);
+    if (pcie > 0.0) {
+        std::printf(
+            "\nThe link (%s) carries %.1f GB/s each way: the upload is bounded by the link,\n"
+            "not by how the memory was pinned.\n\n",
+            link.c_str(), pcie);
+    } else {
+        std::printf("\nThe upload is bounded by the link, not by how the memory was pinned.\n\n");
+    }
+}
+
 }  // namespace
 
 tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
@@ -73,28 +98,7 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
     Found seen{true, 0, 0};
     const auto again = [&] { return time_rounds(bytes, threads, runs, seen); };
     const Medians m = again();
-    const double gib = static_cast<double>(bytes) / (1ull << 30);
-    tutorial::Table table({{"how"},
-                           {"get ms/GiB", tutorial::Align::right},
-                           {"give back ms/GiB", tutorial::Align::right},
-                           {"upload GB/s", tutorial::Align::right},
-                           {"on huge pages", tutorial::Align::right}});
-    for (int w = 0; w < ways; ++w) {
-        table.add_row({steps[w].get, format("%.1f", m.get_ms[w] / gib),
-                       format("%.1f", m.give_ms[w] / gib), format("%.1f", m.gbps[w]),
-                       w == register_huge ? tutorial::format_bytes(seen.huge) : ""});
-    }
-    table.print();
-    std::string link;
-    const double pcie = tutorial::pcie_link_gbps(ctx.device, &link);
-    if (pcie > 0.0) {
-        std::printf(
-            "\nThe link (%s) carries %.1f GB/s each way: the upload is bounded by the link,\n"
-            "not by how the memory was pinned.\n\n",
-            link.c_str(), pcie);
-    } else {
-        std::printf("\nThe upload is bounded by the link, not by how the memory was pinned.\n\n");
-    }
+    print_table(ctx.device, bytes, m, seen);
     // The per-page work these ways save needs many pages: with few, starting T threads and the
     // calls themselves weigh as much as the pages.
     const std::string small = tutorial::why_too_small(
