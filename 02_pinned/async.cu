@@ -1,47 +1,31 @@
-// Section async: when cudaMemcpyAsync really is asynchronous (pinned memory) and when it is not
-// (pageable memory), then copies and kernels of a chunked pipeline overlapping over K streams.
-#include "common/buffer.hpp"
+// Section async: when cudaMemcpyAsync returns (pinned vs pageable); overlap over K streams.
 #include "common/check.hpp"
-#include "common/timing.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
 #include <algorithm>
-#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
 
-using tutorial::Buffer;
-using tutorial::MemoryKind;
-
-// Step 1. When does cudaMemcpyAsync give the CPU back? A host timer reads when the call returns
-// and when cudaStreamSynchronize says the copy is done; one warm-up, then the medians. The stream
-// is non-blocking: it never waits for work on the legacy default stream.
-struct CallTiming {
-    double returned_ms;  // when the cudaMemcpyAsync call gave control back to the CPU
-    double finished_ms;  // when the copy itself was done
+// Part 1's four copies, and the names of their two steps: the call, then the wait for the copy.
+struct Call {
+    bool pinned, to_device;
+    const char* call;  // until cudaMemcpyAsync gives the CPU back
+    const char* wait;  // then until cudaStreamSynchronize says the copy is done
+};
+constexpr Call calls[4] = {
+    {false, true, "pageable host -> device: the call", "pageable host -> device: the wait"},
+    {false, false, "pageable device -> host: the call", "pageable device -> host: the wait"},
+    {true, true, "pinned host -> device: the call", "pinned host -> device: the wait"},
+    {true, false, "pinned device -> host: the call", "pinned device -> host: the wait"},
 };
 
-CallTiming time_async_call(void* destination, const void* source, std::size_t bytes, int runs) {
-    cudaStream_t stream = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    std::vector<double> returned;
-    std::vector<double> finished;
-    for (int run = 0; run < runs + 1; ++run) {  // the first run is a warm-up
-        tutorial::HostTimer timer;
-        CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream));
-        const double back = timer.elapsed_ms();
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        if (run > 0) {
-            returned.push_back(back);
-            finished.push_back(timer.elapsed_ms());
-        }
-    }
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    return {tutorial::median(returned), tutorial::median(finished)};
-}
-
-// Step 2. The pipeline's work: one step of a linear congruential generator, `rounds` times per
-// element, integer work whose amount can be dialled, with results the CPU can check exactly.
+// The pipeline's work: one step of a linear congruential generator, `rounds` times per element,
+// integer work whose amount can be dialled, with results the CPU can check exactly.
 constexpr std::uint32_t lcg_a = 1664525u;
 constexpr std::uint32_t lcg_c = 1013904223u;
 
@@ -55,33 +39,23 @@ __global__ void transform_kernel(const std::uint32_t* in, std::uint32_t* out, st
     }
 }
 
-// Step 3. Its four buffers: input and output on the host, pinned (from pageable memory the
-// copies could not overlap anything), and their device twins.
-struct Pipeline {
-    std::size_t count;
-    Buffer host_in, host_out, device_in, device_out;
-    explicit Pipeline(std::size_t bytes)
-        : count(bytes / sizeof(std::uint32_t)),
-          host_in(MemoryKind::pinned, bytes),
-          host_out(MemoryKind::pinned, bytes),
-          device_in(MemoryKind::device, bytes),
-          device_out(MemoryKind::device, bytes) {}
-    std::uint32_t* in() const { return host_in.as<std::uint32_t>(); }
-    std::uint32_t* out() const { return host_out.as<std::uint32_t>(); }
-    std::uint32_t* d_in() const { return device_in.as<std::uint32_t>(); }
-    std::uint32_t* d_out() const { return device_out.as<std::uint32_t>(); }
-};
-
-// Step 4. The streams. Created with the default flag, each waits for the legacy default stream
-// and the legacy default stream waits for them: events recorded on it bracket all their work.
-std::vector<cudaStream_t> create_streams(int k) {
-    std::vector<cudaStream_t> streams(k);
-    for (cudaStream_t& stream : streams) CUDA_CHECK(cudaStreamCreate(&stream));
-    return streams;
+// `rounds` steps of x -> a*x + c are themselves one step x -> A*x + C (all mod 2^32), so the CPU
+// checks every element with one multiply-add instead of repeating the kernel's loop.
+std::size_t transform_mismatches(const std::uint32_t* in, const std::uint32_t* out,
+                                 std::size_t count, int rounds) {
+    std::uint32_t a = 1;
+    std::uint32_t c = 0;
+    for (int r = 0; r < rounds; ++r) {
+        a = a * lcg_a;
+        c = c * lcg_a + lcg_c;
+    }
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) wrong += out[i] != a * in[i] + c;
+    return wrong;
 }
 
-// Step 5. The buffer in K chunks: chunk i goes up, through the kernel and back down in stream i,
-// so one chunk's kernel can run while the next one uploads and the one before downloads.
+// The buffer in K chunks: chunk i goes up, through the kernel and back down in stream i, so one
+// chunk's kernel can run while the next one uploads and the one before downloads.
 void pipeline(const std::uint32_t* in, std::uint32_t* out, std::uint32_t* d_in,
               std::uint32_t* d_out, std::size_t count, const std::vector<cudaStream_t>& streams,
               int k, int rounds) {
@@ -99,4 +73,108 @@ void pipeline(const std::uint32_t* in, std::uint32_t* out, std::uint32_t* d_in,
     }
 }
 
+// The pipeline's runs, K = 1, 2, 4, 8 streams, and their steps' names.
+constexpr int stream_counts[4] = {1, 2, 4, 8};
+constexpr const char* pipeline_steps[4] = {"the pipeline, K = 1", "the pipeline, K = 2",
+                                           "the pipeline, K = 4", "the pipeline, K = 8"};
+
+// What the walkthrough found: copies (part 1) and pipeline runs (part 2) whose data was wrong.
+struct Found {
+    int wrong_copies;
+    std::size_t wrong_results;
+};
+
+// One copy of part 1, timed by its two steps, then checked where it landed. Returns whether all
+// of it arrived.
+bool copy_once(const Call& c, std::uint32_t* host, std::uint32_t* device, std::size_t count,
+               std::uint32_t seed, cudaStream_t stream) {
+    std::uint32_t* on_host = c.to_device ? nullptr : host;
+    if (c.to_device) {
+        fill_on_host(host, count, seed);
+        fill_on_device(device, count, ~seed);  // so that a copy that did nothing shows
+    } else {
+        fill_on_device(device, count, seed);
+        fill_on_host(host, count, ~seed);
+    }
+    tutorial::step(c.call, stream);
+    CUDA_CHECK(cudaMemcpyAsync(c.to_device ? static_cast<void*>(device) : host,
+                               c.to_device ? static_cast<void*>(host) : device,
+                               count * sizeof *host, cudaMemcpyDefault, stream));
+    tutorial::step(c.wait, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step_end();
+    return (on_host != nullptr ? mismatches_on_host(on_host, count, seed)
+                               : mismatches_on_device(device, count, seed)) == 0;
+}
+
+// `rounds`: the kernel's work per element; the pipeline runs with K = 1, 2, ... `most_streams`.
+Found walkthrough(std::size_t bytes, int rounds, int most_streams) {
+    Found found{};
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    // Part 1. When does cudaMemcpyAsync give the CPU back? A pageable and a pinned buffer, each
+    //    copied both ways in a stream that never waits for the legacy default stream.
+    void* pageable = std::malloc(bytes);
+    void* pinned = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::uint32_t seed = 21;
+    for (const Call& c : calls) {
+        auto* host = static_cast<std::uint32_t*>(c.pinned ? pinned : pageable);
+        found.wrong_copies += copy_once(c, host, device, count, seed++, stream) ? 0 : 1;
+    }
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(device));
+    CUDA_CHECK(cudaFreeHost(pinned));
+    std::free(pageable);
+
+    // Part 2. A chunked pipeline: pinned input and output (from pageable memory the copies could
+    //    not overlap anything), their device twins, and streams made with the default flag: each
+    //    waits for the legacy default stream and it for them.
+    std::uint32_t *in = nullptr, *out = nullptr, *d_in = nullptr, *d_out = nullptr;
+    CUDA_CHECK(cudaMallocHost(&in, bytes));
+    CUDA_CHECK(cudaMallocHost(&out, bytes));
+    CUDA_CHECK(cudaMalloc(&d_in, bytes));
+    CUDA_CHECK(cudaMalloc(&d_out, bytes));
+    fill_on_host(in, count, 5);
+    std::vector<cudaStream_t> streams(most_streams);
+    for (cudaStream_t& s : streams) CUDA_CHECK(cudaStreamCreate(&s));
+    // Each stage alone, on the whole buffer: at best the pipeline takes the longest stage and a
+    // K-th of the other two.
+    tutorial::step("the upload alone");
+    CUDA_CHECK(cudaMemcpyAsync(d_in, in, bytes, cudaMemcpyHostToDevice, nullptr));
+    tutorial::step("the kernel alone");
+    transform_kernel<<<1024, 256>>>(d_in, d_out, count, rounds);
+    CUDA_CHECK_LAUNCH();
+    tutorial::step("the download alone");
+    CUDA_CHECK(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDeviceToHost, nullptr));
+    tutorial::step_end();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    // The pipeline over K = 1, 2, 4, ... streams; each run's results checked.
+    for (int i = 0; i < 4 && stream_counts[i] <= most_streams; ++i) {
+        std::memset(out, 0, bytes);  // a chunk that never came back shows
+        tutorial::step(pipeline_steps[i]);
+        pipeline(in, out, d_in, d_out, count, streams, stream_counts[i], rounds);
+        tutorial::step_end();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        found.wrong_results += transform_mismatches(in, out, count, rounds);
+    }
+    for (cudaStream_t s : streams) CUDA_CHECK(cudaStreamDestroy(s));
+    for (std::uint32_t* p : {d_in, d_out}) CUDA_CHECK(cudaFree(p));
+    for (std::uint32_t* p : {in, out}) CUDA_CHECK(cudaFreeHost(p));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(std::size_t{64} << 20, 256, 8);
+    std::printf("64 MiB copied 4 ways and through the pipeline with K = 1 to 8 streams: %d copies "
+                "and %zu results wrong\n",
+                found.wrong_copies, found.wrong_results);
+    return found.wrong_copies == 0 && found.wrong_results == 0 ? 0 : 1;
+}
+#endif

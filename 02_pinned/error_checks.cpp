@@ -1,14 +1,16 @@
 // Section error_checks: the pageable/pinned/device memory tutorial's checkRuntime macro next to
-// the course's CUDA_CHECK, on its program with one failing cudaMalloc (checks/error_checks.cpp).
+// the course's CUDA_CHECK, on its program with one cudaMalloc that fails. Alone:
+//   nvcc -std=c++17 -I. 02_pinned/error_checks.cpp common/standalone.cu -o error_checks
 #include "common/check.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace {
 
-// Step 1. The tutorial's check: report a failed call, then return false and leave the rest to
-// the caller. Its program never looks at that value, so it carries on after every failure.
+// The tutorial's check: report a failed call, then return false and leave the rest to the
+// caller. Its program never looks at that value, so it carries on after every failure.
 #define checkRuntime(op) check_runtime_report((op), #op, __FILE__, __LINE__)
 
 bool check_runtime_report(cudaError_t code, const char* op, const char* file, int line) {
@@ -18,18 +20,17 @@ bool check_runtime_report(cudaError_t code, const char* op, const char* file, in
     return false;
 }
 
-// Step 2. The tutorial's program (a value carried pageable -> device -> pinned), with its
-// cudaMalloc asking for more memory than the device has: one failing call, checked by either
-// macro.
-template <bool with_check_runtime>
-int tutorial_program(int device_id, std::size_t too_many_bytes) {
-#define CHECK(op)                           \
-    do {                                    \
-        if constexpr (with_check_runtime) { \
-            checkRuntime(op);               \
-        } else {                            \
-            CUDA_CHECK(op);                 \
-        }                                   \
+// The tutorial's program (a value carried pageable -> device -> pinned), its cudaMalloc asking
+// for more memory than the device has: one failing call, checked by checkRuntime or CUDA_CHECK.
+// Both name the file and line of the call that failed: this file's, the line you read.
+int walkthrough(bool with_check_runtime, int device_id, std::size_t too_many_bytes) {
+#define CHECK(op)                    \
+    do {                             \
+        if (with_check_runtime) {    \
+            checkRuntime(op);        \
+        } else {                     \
+            CUDA_CHECK(op);          \
+        }                            \
     } while (0)
     CHECK(cudaSetDevice(device_id));
     float* memory_device = nullptr;
@@ -51,3 +52,16 @@ int tutorial_program(int device_id, std::size_t too_many_bytes) {
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+// Runs the program checked by checkRuntime, or by CUDA_CHECK with the argument CUDA_CHECK.
+int main(int argc, char** argv) {
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const bool course_way = argc > 1 && std::strcmp(argv[1], "CUDA_CHECK") == 0;
+    const int code = walkthrough(!course_way, 0, 2 * total_bytes);
+    std::printf("the program returns %d\n", code);
+    return code;
+}
+#endif

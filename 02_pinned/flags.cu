@@ -1,15 +1,18 @@
 // Section flags: every cudaHostAlloc and cudaHostRegister flag, what cudaHostGetFlags reports back,
-// the device pointer of each allocation, and a kernel using it (checks/flags.cu runs every row).
+// the device pointer of each allocation, and a kernel using it. Alone:
+//   nvcc -std=c++17 -I. 02_pinned/flags.cu common/standalone.cu -o flags
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace {
 
-// Step 1. Pinned memory made either way: allocated pinned (cudaHostAlloc), or allocated by
-// malloc and pinned where it is (cudaHostRegister). Each flag asks for something more.
+// Pinned memory made either way: allocated pinned (cudaHostAlloc), or allocated by malloc and
+// pinned where it is (cudaHostRegister). Each flag asks for something more.
 std::uint32_t* pin(bool registered, unsigned flags, std::size_t bytes) {
     std::uint32_t* host = nullptr;
     if (registered) {
@@ -30,17 +33,9 @@ void unpin(bool registered, std::uint32_t* host) {
     }
 }
 
-// Step 2. What CUDA says about it: its flags (the Runtime API reference's cudaHostGetFlags entry
-// covers cudaHostAlloc memory only, so the status is returned, not checked) and the address
-// kernels use.
-cudaError_t ask(std::uint32_t* host, unsigned* flags, void** device_view) {
-    const cudaError_t asked = cudaHostGetFlags(flags, host);
-    CUDA_CHECK(cudaHostGetDevicePointer(device_view, host, 0));
-    return asked;
-}
-
-// Step 3. A kernel uses the memory through that address: it writes values the CPU then reads,
-// or, for memory the device may only read, reads values the CPU wrote. Returns the wrong ones.
+// A kernel uses the memory through the address cudaHostGetDevicePointer gave: it writes values
+// the CPU then reads, or, for memory the device may only read, reads values the CPU wrote.
+// Returns the wrong ones.
 std::size_t use_from_kernel(std::uint32_t* host, std::uint32_t* device_view, std::size_t count,
                             bool read_only, std::uint32_t pattern_seed) {
     if (read_only) {
@@ -51,7 +46,7 @@ std::size_t use_from_kernel(std::uint32_t* host, std::uint32_t* device_view, std
     return mismatches_on_host(host, count, pattern_seed);
 }
 
-// Step 4. Every flag, and what it asks for.
+// Every flag, and what it asks for.
 struct Row {
     bool registered;  // cudaHostRegister rather than cudaHostAlloc
     unsigned flags;
@@ -71,4 +66,59 @@ const Row rows[] = {
     {true, cudaHostRegisterReadOnly, "the device will only read it"},
 };
 
+// What the walkthrough found for one row.
+struct RowFound {
+    bool tried;          // false: ReadOnly, where the device does not support it
+    cudaError_t asked;   // cudaHostGetFlags (its entry covers cudaHostAlloc's ranges)
+    unsigned reported;   // the flags it passed back
+    bool same_address;   // cudaHostGetDevicePointer gave back the host pointer itself
+    std::size_t wrong;   // values the kernel wrote (or read) wrongly
+};
+
+std::vector<RowFound> walkthrough(int device) {
+    const std::size_t bytes = 1 << 20;
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    int read_only_supported = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&read_only_supported,
+                                      cudaDevAttrHostRegisterReadOnlySupported, device));
+    std::vector<RowFound> found;
+    std::uint32_t seed = 100;
+    for (const Row& row : rows) {
+        RowFound r{};
+        const bool read_only = row.registered && (row.flags & cudaHostRegisterReadOnly);
+        r.tried = !read_only || read_only_supported == 1;
+        if (r.tried) {
+            // 1. Pin 1 MiB with the row's flags.
+            std::uint32_t* host = pin(row.registered, row.flags, bytes);
+            // 2. Ask for its flags (a refusal leaves its error as the last error: cleared), and
+            //    for the address kernels use.
+            r.asked = cudaHostGetFlags(&r.reported, host);
+            if (r.asked != cudaSuccess) (void)cudaGetLastError();
+            void* device_view = nullptr;
+            CUDA_CHECK(cudaHostGetDevicePointer(&device_view, host, 0));
+            r.same_address = device_view == host;
+            // 3. A kernel uses it through that address; then it is given back.
+            r.wrong = use_from_kernel(host, static_cast<std::uint32_t*>(device_view), count,
+                                      read_only, seed++);
+            unpin(row.registered, host);
+        }
+        found.push_back(r);
+    }
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const std::vector<RowFound> found = walkthrough(0);
+    for (std::size_t i = 0; i < found.size(); ++i) {
+        const RowFound& r = found[i];
+        std::printf("%s flags 0x%x: %s; cudaHostGetFlags %s 0x%x; %s address; %zu wrong\n",
+                    rows[i].registered ? "cudaHostRegister" : "cudaHostAlloc", rows[i].flags,
+                    r.tried ? "tried" : "not supported", cudaGetErrorName(r.asked), r.reported,
+                    r.same_address ? "the host's" : "its own", r.wrong);
+    }
+    return 0;
+}
+#endif

@@ -1,16 +1,18 @@
 // Section pinned_pool: pinned host memory from a stream-ordered pool (CUDA 12.6 and later), the
-// cudaMallocHost that does not pin pages at every call. checks/pinned_pool.cu times and judges it.
+// cudaMallocHost that does not pin pages at every call.
 #include "common/check.hpp"
-
-#include <cuda_runtime.h>
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 
 namespace {
 
-// Step 1. A pool of pinned host memory, on no particular NUMA node. Host pools cannot be shared
-// with other processes, so handleTypes stays None. Freed memory stays in the pool (threshold:
-// keep everything) so that the next allocation of that size finds pages already pinned.
+// A pool of pinned host memory, on no particular NUMA node. Host pools cannot be shared with
+// other processes, so handleTypes stays None. Freed memory stays in the pool (threshold: keep
+// everything) so that the next allocation of that size finds pages already pinned.
 cudaMemPool_t create_host_pool() {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
@@ -24,7 +26,7 @@ cudaMemPool_t create_host_pool() {
     return pool;
 }
 
-// Step 2. The CPU may use the pool's memory at once; a GPU only once it is given access.
+// The CPU may use the pool's memory at once; a GPU only once it is given access.
 void give_device_access(cudaMemPool_t pool, int device) {
     cudaMemAccessDesc access{};
     access.location.type = cudaMemLocationTypeDevice;
@@ -33,37 +35,105 @@ void give_device_access(cudaMemPool_t pool, int device) {
     CUDA_CHECK(cudaMemPoolSetAccess(pool, &access, 1));  // one descriptor
 }
 
-// Step 3. Allocate and free in stream order, as with cudaMallocAsync: the memory may be used by
-// work in `stream` after the call, and by the CPU once the stream has reached it.
-void* allocate(cudaMemPool_t pool, std::size_t bytes, cudaStream_t stream) {
-    void* host = nullptr;
-    CUDA_CHECK(cudaMallocFromPoolAsync(&host, bytes, pool, stream));
-    return host;
-}
+// What the walkthrough found.
+struct Found {
+    cudaMemoryType type;   // cudaPointerGetAttributes on the pool's memory
+    bool cpu_used;         // the CPU wrote and read it back before any access call
+    std::size_t wrong;     // a kernel's values the CPU read wrong, after the access call
+    bool default_differs;  // the default pool for pinned host memory is not the one made here
+    bool current_set;      // cudaMemGetMemPool gave back the pool cudaMemSetMemPool made current
+};
 
-void release(void* host, cudaStream_t stream) {
-    CUDA_CHECK(cudaFreeAsync(host, stream));
-}
-
-// Step 4. CUDA 13 names a current pool per location and kind of memory, as cudaDeviceSetMemPool
-// did for devices: here the pinned host memory of the whole machine.
-cudaMemPool_t default_host_pool() {
+Found walkthrough(int device, std::size_t bytes) {
+    Found found{};
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // 1. The pool, and memory from it in stream order, as with cudaMallocAsync: work in `stream`
+    //    may use it after the call, the CPU once the stream has got there.
+    cudaMemPool_t pool = create_host_pool();
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&data), bytes, pool, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, data));
+    found.type = attributes.type;
+    // 2. The CPU uses it at once; a kernel only after cudaMemPoolSetAccess.
+    data[0] = 7;
+    data[count - 1] = 9;
+    found.cpu_used = data[0] == 7 && data[count - 1] == 9;
+    give_device_access(pool, device);
+    fill_on_device(data, count, 11);  // a kernel writes it...
+    found.wrong = mismatches_on_host(data, count, 11);  // ...and the CPU reads the values
+    CUDA_CHECK(cudaFreeAsync(data, stream));  // back to the pool, which keeps it
+    // 3. The pool is warm now: allocating and freeing again finds pages pinned already, where
+    //    cudaMallocHost and cudaFreeHost pin and unpin them every time.
+    tutorial::step("allocate + free, warm pool", stream);
+    void* again = nullptr;
+    CUDA_CHECK(cudaMallocFromPoolAsync(&again, bytes, pool, stream));
+    CUDA_CHECK(cudaFreeAsync(again, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step("cudaMallocHost + cudaFreeHost", stream);
+    void* pinned = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    CUDA_CHECK(cudaFreeHost(pinned));
+    tutorial::step_end();
+    // 4. Both kinds of pinned memory copied to the device.
+    void* device_copy = nullptr;
+    CUDA_CHECK(cudaMalloc(&device_copy, bytes));
+    CUDA_CHECK(cudaMallocFromPoolAsync(&again, bytes, pool, stream));
+    CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    CUDA_CHECK(cudaStreamSynchronize(stream));  // the pool's memory is the CPU's from here
+    std::memset(again, 1, bytes);
+    std::memset(pinned, 1, bytes);
+    tutorial::step("copy from the pool's memory", stream);
+    CUDA_CHECK(cudaMemcpyAsync(device_copy, again, bytes, cudaMemcpyHostToDevice, stream));
+    tutorial::step("copy from cudaMallocHost's memory", stream);
+    CUDA_CHECK(cudaMemcpyAsync(device_copy, pinned, bytes, cudaMemcpyHostToDevice, stream));
+    tutorial::step_end();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaFreeHost(pinned));
+    CUDA_CHECK(cudaFreeAsync(again, stream));
+    CUDA_CHECK(cudaFree(device_copy));
+    // 5. CUDA 13 names a current pool per location and kind of memory, as cudaDeviceSetMemPool
+    //    did for devices: here the pinned host memory of the whole machine.
     cudaMemLocation host{cudaMemLocationTypeHost, 0};
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemGetDefaultMemPool(&pool, &host, cudaMemAllocationTypePinned));
-    return pool;
-}
-
-void make_current_host_pool(cudaMemPool_t pool) {
-    cudaMemLocation host{cudaMemLocationTypeHost, 0};
+    cudaMemPool_t default_pool = nullptr, current = nullptr;
+    CUDA_CHECK(cudaMemGetDefaultMemPool(&default_pool, &host, cudaMemAllocationTypePinned));
     CUDA_CHECK(cudaMemSetMemPool(&host, cudaMemAllocationTypePinned, pool));
+    CUDA_CHECK(cudaMemGetMemPool(&current, &host, cudaMemAllocationTypePinned));
+    found.current_set = current == pool;
+    found.default_differs = default_pool != nullptr && default_pool != pool;
+    CUDA_CHECK(cudaMemSetMemPool(&host, cudaMemAllocationTypePinned, default_pool));  // as it was
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemPoolDestroy(pool));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return found;
 }
 
-cudaMemPool_t current_host_pool() {
-    cudaMemLocation host{cudaMemLocationTypeHost, 0};
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemGetMemPool(&pool, &host, cudaMemAllocationTypePinned));
-    return pool;
+// The pool's memory written by a kernel before any cudaMemPoolSetAccess: the device has no
+// access to it. The kernel faults and the context is lost for good: run it in a process of its
+// own. (CUDA_CHECK stops at the synchronize, where the fault is reported.)
+void kernel_without_access() {
+    cudaMemPool_t pool = create_host_pool();
+    void* data = nullptr;
+    CUDA_CHECK(cudaMallocFromPoolAsync(&data, 1 << 20, pool, nullptr));
+    CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    fill_on_device_async(static_cast<std::uint32_t*>(data), (1 << 20) / 4, 11, nullptr);
+    CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+// The walkthrough; with the argument no-access, the kernel without access instead (it faults).
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "no-access") kernel_without_access();
+    const Found f = walkthrough(0, std::size_t{64} << 20);
+    std::printf("64 MiB from a pool of pinned host memory: the CPU used it before any access "
+                "call: %s; a kernel's values after cudaMemPoolSetAccess: %zu wrong; the current "
+                "host pool could be set and read back: %s\n",
+                f.cpu_used ? "yes" : "no", f.wrong, f.current_set ? "yes" : "no");
+    return f.cpu_used && f.wrong == 0 && f.current_set ? 0 : 1;
+}
+#endif

@@ -1,19 +1,19 @@
-// Section pinning_at_scale: pinning gigabytes. cudaMallocHost gets, zeroes and pins each 4 KiB page
-// on one thread; pages touched by many threads, on huge pages, then registered pin much faster.
+// Section pinning_at_scale: pinning GiBs, cudaMallocHost against touch on T threads + register.
+#include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 #include <sys/mman.h>
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
-#include "common/check.hpp"
 
 namespace {
 
 constexpr std::size_t huge_page = 2 << 20;
 
-// Step 1. Anonymous memory at a 2 MiB boundary, so that huge pages can back all of it.
+// Anonymous memory at a 2 MiB boundary, so that huge pages can back all of it.
 char* map_aligned(std::size_t bytes) {
     void* raw = mmap(nullptr, bytes + huge_page, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -30,7 +30,7 @@ char* map_aligned(std::size_t bytes) {
     return reinterpret_cast<char*>(aligned);
 }
 
-// Step 2. One write per 4 KiB page: the kernel supplies (and zeroes) each page on its first touch.
+// One write per 4 KiB page: the kernel supplies (and zeroes) each page on its first touch.
 void touch(char* p, std::size_t bytes, int threads) {
     std::vector<std::thread> workers;
     const std::size_t slice = (bytes / threads + 4095) / 4096 * 4096;
@@ -44,7 +44,7 @@ void touch(char* p, std::size_t bytes, int threads) {
     for (std::thread& w : workers) w.join();
 }
 
-// Step 3. Pinning a large buffer fast: memory of our own, at a 2 MiB boundary so that huge pages
+// Pinning a large buffer fast: memory of our own, at a 2 MiB boundary so that huge pages
 // can back it (if the kernel's mode allows), its pages supplied by several threads at once, and
 // only then pinned where it is. cudaMallocHost would do all of that in one thread, 4 KiB at a time.
 char* pin_large(std::size_t bytes, int threads, bool huge_pages) {
@@ -60,9 +60,21 @@ void unpin_large(char* host, std::size_t bytes) {
     munmap(host, bytes);
 }
 
-// Step 4. The four ways compared: cudaMallocHost as usual, and pin_large touching on one thread,
-// on T threads, and on T threads with huge pages.
+// The four ways compared: cudaMallocHost as usual, and pin_large touching on one thread, on T
+// threads, and on T threads with huge pages; and the names of the steps each goes through.
 enum Way { malloc_host, register_one, register_threads, register_huge, ways };
+struct WaySteps {
+    const char* get;     // getting pinned memory
+    const char* upload;  // one copy of all of it to the device
+    const char* give;    // giving it back
+};
+constexpr WaySteps steps[ways] = {
+    {"cudaMallocHost", "upload, cudaMallocHost's", "cudaFreeHost"},
+    {"touch on 1 thread, cudaHostRegister", "upload, 1 thread's", "cudaHostUnregister, 1 thread's"},
+    {"touch on T threads, cudaHostRegister", "upload, T threads'", "cudaHostUnregister, T threads'"},
+    {"MADV_HUGEPAGE, touch on T threads, cudaHostRegister", "upload, huge pages'",
+     "cudaHostUnregister, huge pages'"},
+};
 
 char* get_pinned(Way way, std::size_t bytes, int threads) {
     char* host = nullptr;
@@ -82,4 +94,70 @@ void give_back(Way way, char* host, std::size_t bytes) {
     }
 }
 
+// Bytes of this process's memory backed by transparent huge pages: AnonHugePages in
+// /proc/self/smaps_rollup (Linux).
+std::size_t huge_bytes() {
+    std::FILE* rollup = std::fopen("/proc/self/smaps_rollup", "r");
+    if (rollup == nullptr) return 0;
+    char line[256];
+    std::size_t kib = 0;
+    while (std::fgets(line, sizeof line, rollup) != nullptr) {
+        if (std::sscanf(line, "AnonHugePages: %zu kB", &kib) == 1) break;
+    }
+    std::fclose(rollup);
+    return kib * 1024;
+}
+
+// What the walkthrough found.
+struct Found {
+    bool pinned;            // cudaPointerGetAttributes said host memory, every way
+    std::size_t wrong;      // values of the marked head and tail that did not arrive
+    std::size_t huge;       // bytes the huge-page way got on huge pages
+};
+
+// Each way in turn: get pinned memory, mark both ends, upload all of it, check the ends on the
+// device, give it back.
+Found walkthrough(std::size_t bytes, int threads) {
+    Found found{true, 0, 0};
+    const std::size_t marked = 1 << 18;  // values marked at each end
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
+    for (int w = 0; w < ways; ++w) {
+        const std::size_t huge_before = huge_bytes();
+        tutorial::step(steps[w].get);
+        char* host = get_pinned(static_cast<Way>(w), bytes, threads);
+        tutorial::step_end();
+        if (w == register_huge) found.huge = huge_bytes() - std::min(huge_before, huge_bytes());
+        cudaPointerAttributes attributes{};
+        CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+        found.pinned = found.pinned && attributes.type == cudaMemoryTypeHost;
+        auto* values = reinterpret_cast<std::uint32_t*>(host);
+        fill_on_host(values, marked, 31);
+        fill_on_host(values + count - marked, marked, 32);
+        tutorial::step(steps[w].upload);
+        CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
+        tutorial::step_end();
+        found.wrong += mismatches_on_device(device, marked, 31) +
+                       mismatches_on_device(device + count - marked, marked, 32);
+        tutorial::step(steps[w].give);
+        give_back(static_cast<Way>(w), host, bytes);
+        tutorial::step_end();
+    }
+    CUDA_CHECK(cudaFree(device));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const int threads =
+        std::max(1, std::min(16, static_cast<int>(std::thread::hardware_concurrency())));
+    const Found found = walkthrough(std::size_t{1} << 30, threads);
+    std::printf("1 GiB pinned 4 ways (T = %d threads): pinned every time: %s; %zu marked values "
+                "wrong; %zu MiB on huge pages\n",
+                threads, found.pinned ? "yes" : "NO", found.wrong, found.huge >> 20);
+    return found.pinned && found.wrong == 0 ? 0 : 1;
+}
+#endif

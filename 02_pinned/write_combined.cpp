@@ -1,67 +1,82 @@
 // Section write_combined: how fast one CPU thread writes and reads write-combined memory, ordinary
-// pinned memory and pageable memory, and how fast each uploads (checks/write_combined.cpp).
+// pinned memory and pageable memory, and how fast each uploads.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/timing.hpp"
+#include "common/step.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
-struct HostBuffers {
-    void* write_combined;
-    void* pinned;
-    void* pageable;
+// The three kinds of host memory, and the names of the steps each goes through.
+struct Kind {
+    const char* name;
+    const char* write;   // the CPU writes every element
+    const char* read;    // the CPU reads every element back (a sum)
+    const char* upload;  // cudaMemcpy of the buffer to the device
+};
+constexpr Kind kinds[3] = {
+    {"write-combined", "the CPU writes write-combined memory",
+     "the CPU reads write-combined memory", "write-combined memory -> device"},
+    {"pinned", "the CPU writes pinned memory", "the CPU reads pinned memory",
+     "pinned memory -> device"},
+    {"pageable", "the CPU writes pageable memory", "the CPU reads pageable memory",
+     "pageable memory -> device"},
 };
 
-// Step 1. Three kinds of host memory. Write-combined memory bypasses the CPU's caches: writes are
-// gathered and sent out in bursts, reads go all the way to memory every time.
-HostBuffers allocate_host_buffers(std::size_t bytes) {
-    HostBuffers b{nullptr, nullptr, std::malloc(bytes)};
-    CUDA_CHECK(cudaHostAlloc(&b.write_combined, bytes, cudaHostAllocWriteCombined));
-    CUDA_CHECK(cudaMallocHost(&b.pinned, bytes));
-    return b;
+// What each buffer is for: the CPU writes it, the copy engine uploads it. The CPU reads it back
+// too, here, to show what that costs. Returns whether the CPU's sum and the upload were right.
+bool write_read_upload(const Kind& kind, std::uint32_t* host, std::uint32_t* device,
+                       std::size_t count, std::uint32_t seed) {
+    tutorial::step(kind.write);
+    fill_on_host(host, count, seed);
+    tutorial::step(kind.read);
+    const std::uint64_t sum = sum_on_host(host, count);
+    tutorial::step(kind.upload);
+    CUDA_CHECK(cudaMemcpy(device, host, count * sizeof *host, cudaMemcpyHostToDevice));
+    tutorial::step_end();
+    return sum == pattern_sum(count, seed) && mismatches_on_device(device, count, seed) == 0;
 }
 
-void free_host_buffers(const HostBuffers& b) {
-    std::free(b.pageable);
-    CUDA_CHECK(cudaFreeHost(b.pinned));
-    CUDA_CHECK(cudaFreeHost(b.write_combined));
-}
+// Returns how many of the three buffers came through right.
+int walkthrough(std::size_t bytes) {
+    // 1. Three kinds of host memory. Write-combined memory bypasses the CPU's caches: writes
+    //    are gathered and sent out in bursts, reads go all the way to memory every time.
+    void* write_combined = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&write_combined, bytes, cudaHostAllocWriteCombined));
+    void* pinned = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    void* pageable = std::malloc(bytes);
+    std::memset(pageable, 0, bytes);  // the OS supplies its pages at the first write: now
+    std::uint32_t* device = nullptr;
+    CUDA_CHECK(cudaMalloc(&device, bytes));
 
-// Step 2. What each is for: the CPU writes it, then the copy engine uploads it.
-void upload(std::uint32_t* device, const void* host, std::size_t bytes) {
-    CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
-}
+    // 2. Each in turn: the CPU writes it, reads it back, and it is uploaded.
+    void* const hosts[3] = {write_combined, pinned, pageable};
+    const std::size_t count = bytes / sizeof(std::uint32_t);
+    int right = 0;
+    for (int k = 0; k < 3; ++k)
+        right += write_read_upload(kinds[k], static_cast<std::uint32_t*>(hosts[k]), device, count,
+                                   7 + k);
 
-// Step 3. The CPU writes every element, then reads every element back (a sum), then the buffer
-// is uploaded: a host timer for the CPU's work, events for the copy; 1 warm-up, then the median
-// of `runs`.
-struct Speeds {
-    double write_gbps;  // the CPU writing the buffer
-    double read_gbps;   // the CPU reading it back
-    double copy_gbps;   // cudaMemcpy of the buffer to the device
-    std::uint64_t sum;  // what the CPU read
-};
-
-Speeds measure(std::uint32_t* data, std::uint32_t* device, std::size_t count, int runs,
-               std::uint32_t pattern_seed) {
-    const std::size_t bytes = count * sizeof *data;
-    const double write_ms = tutorial::median_ms(1, runs, [&] {
-        tutorial::HostTimer timer;
-        fill_on_host(data, count, pattern_seed);
-        return timer.elapsed_ms();
-    });
-    std::uint64_t sum = 0;
-    const double read_ms = tutorial::median_ms(1, runs, [&] {
-        tutorial::HostTimer timer;
-        sum = sum_on_host(data, count);  // the CPU reads every element
-        return timer.elapsed_ms();
-    });
-    const double copy_ms = tutorial::median_event_ms(1, runs, [&] { upload(device, data, bytes); });
-    return {tutorial::gb_per_s(bytes, write_ms), tutorial::gb_per_s(bytes, read_ms),
-            tutorial::gb_per_s(bytes, copy_ms), sum};
+    CUDA_CHECK(cudaFree(device));
+    std::free(pageable);
+    CUDA_CHECK(cudaFreeHost(pinned));
+    CUDA_CHECK(cudaFreeHost(write_combined));
+    return right;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const int right = walkthrough(std::size_t{64} << 20);
+    std::printf("64 MiB written, read back and uploaded from each of 3 kinds: %d came through "
+                "right\n",
+                right);
+    return right == 3 ? 0 : 1;
+}
+#endif

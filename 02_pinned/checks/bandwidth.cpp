@@ -1,26 +1,21 @@
-// Checks of section bandwidth: times the copies of ../bandwidth.cpp at every size in both
-// directions, checks each kind's data where it landed, and judges pinned against pageable.
+// Checks of section bandwidth: runs the walkthrough of ../bandwidth.cpp at every size (it times
+// both directions and checks each kind's data), tables the rates, and judges pinned against
+// pageable.
 #include "02_pinned/bandwidth.cpp"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 #include "common/harness/requires.hpp"
-#include "common/patterns.hpp"
 
-#include <cstdio>
 #include <string>
 
 using tutorial::format;
 
 namespace {
 
-struct Kind {
-    const char* name;
-    std::uint32_t* host;
-};
-constexpr std::size_t pageable = 0;  // where those two stand in the list of kinds
-constexpr std::size_t pinned = 1;
+constexpr int pageable = 0;  // where those two stand among the walkthrough's kinds
+constexpr int pinned = 1;
 
 std::vector<std::size_t> sizes_to_measure(const tutorial::Context& ctx) {
     if (const std::size_t given = ctx.size_or(0); given != 0) return {given};
@@ -31,81 +26,46 @@ std::vector<std::size_t> sizes_to_measure(const tutorial::Context& ctx) {
 struct Timing {
     int warmup;
     int runs;
-    std::size_t bytes_per_round;  // copies are repeated within a round to move at least this much
-    double link_gbps;             // the PCIe link's limit per direction, 0 where unknown
+    std::size_t bytes_per_sample;  // copies are repeated within a sample to move this much
+    double link_gbps;              // the PCIe link's limit per direction, 0 where unknown
 };
 
-struct Totals {
-    int checked = 0;
-    int failed = 0;
-    int remeasured = 0;
-    double pinned_small_us = 0.0;    // one pinned host -> device copy of the smallest size
-    double pinned_large_gbps = 0.0;  // pinned host -> device at the largest size
-    double large_ratio[2] = {};      // pinned / pageable at the largest size: [0] up, [1] down
-};
-
-// GB/s of every kind at one size (Step 4). A page-locked kind far below the best page-locked
-// one (they all use the same link) is measured again, and the faster median kept; `remeasured`
+// The walkthrough at one size. A page-locked kind far below the best page-locked one (they all
+// use the same link) is measured again with the others, and its faster median kept; `remeasured`
 // counts those.
-std::vector<double> rates_at(bool to_device, std::size_t bytes, const std::vector<Kind>& kinds,
-                             std::uint32_t* device, const Timing& timing, int& remeasured) {
-    std::vector<void*> hosts;
-    for (const Kind& kind : kinds) hosts.push_back(kind.host);
-    std::vector<double> gbps = median_gbps(hosts, device, to_device, bytes, timing.bytes_per_round,
-                                           timing.warmup, timing.runs);
-    const double best = *std::max_element(gbps.begin() + pinned, gbps.end());
-    for (std::size_t k = pinned; k < kinds.size() && bytes >= (1 << 20); ++k) {
-        if (gbps[k] >= 0.85 * best) continue;
-        const double again = median_gbps({hosts[k]}, device, to_device, bytes,
-                                         timing.bytes_per_round, 1, timing.runs)[0];
-        gbps[k] = std::max(gbps[k], again);
+Found rates_at(std::size_t bytes, const Timing& timing, int& remeasured) {
+    Found f = walkthrough(bytes, timing.warmup, timing.runs, timing.bytes_per_sample);
+    const auto low = [](const double(&gbps)[kinds]) {
+        const double best = *std::max_element(gbps + pinned, gbps + kinds);
+        return std::any_of(gbps + pinned, gbps + kinds, [&](double g) { return g < 0.85 * best; });
+    };
+    if (bytes >= (1 << 20) && (low(f.to_device) || low(f.to_host))) {
+        const Found again = walkthrough(bytes, timing.warmup, timing.runs, timing.bytes_per_sample);
+        for (int k = pinned; k < kinds; ++k) {
+            f.to_device[k] = std::max(f.to_device[k], again.to_device[k]);
+            f.to_host[k] = std::max(f.to_host[k], again.to_host[k]);
+        }
+        f.copies_right = std::min(f.copies_right, again.copies_right);
         ++remeasured;
     }
-    return gbps;
+    return f;
 }
 
-// One table: copies of every size in one direction, between `device` and each kind of host
-// memory; then each kind's copy is checked where it landed.
-void measure_direction(bool to_device, const std::vector<std::size_t>& sizes,
-                       const std::vector<Kind>& kinds, std::uint32_t* device, const Timing& timing,
-                       Totals& totals) {
+void print_table(bool to_device, const std::vector<std::size_t>& sizes,
+                 const std::vector<Found>& found, const Timing& timing) {
     std::vector<tutorial::Column> columns = {{"size", tutorial::Align::right}};
-    for (const Kind& kind : kinds) columns.push_back({kind.name, tutorial::Align::right});
+    for (const char* name : kind_names) columns.push_back({name, tutorial::Align::right});
     columns.push_back({"pinned / pageable", tutorial::Align::right});
     if (timing.link_gbps > 0) columns.push_back({"pinned, % of link", tutorial::Align::right});
     tutorial::Table table(columns);
     table.named(to_device ? "host_to_device" : "device_to_host");
-    std::uint32_t seed = to_device ? 1 : 1000;
-    for (std::size_t bytes : sizes) {
-        const std::vector<double> gbps =
-            rates_at(to_device, bytes, kinds, device, timing, totals.remeasured);
-        std::vector<std::string> row = {tutorial::format_bytes(bytes)};
-        const std::size_t count = bytes / sizeof(std::uint32_t);
-        for (std::size_t k = 0; k < kinds.size(); ++k, ++seed) {
-            // The source filled, the destination filled with something else (so that a copy that
-            // did nothing shows), one copy, and the destination checked.
-            const Kind& kind = kinds[k];
-            fill_on_device(device, count, to_device ? ~seed : seed);
-            fill_on_host(kind.host, count, to_device ? seed : ~seed);
-            CUDA_CHECK(cudaMemcpy(to_device ? static_cast<void*>(device) : kind.host,
-                                  to_device ? static_cast<void*>(kind.host) : device, bytes,
-                                  cudaMemcpyDefault));
-            const std::size_t wrong = to_device ? mismatches_on_device(device, count, seed)
-                                                : mismatches_on_host(kind.host, count, seed);
-            ++totals.checked;
-            totals.failed += wrong == 0 ? 0 : 1;
-            row.push_back(wrong == 0 ? format("%.1f", gbps[k]) : format("%zu wrong", wrong));
-        }
-        if (to_device && bytes == sizes.front()) {
-            totals.pinned_small_us = static_cast<double>(bytes) / (gbps[pinned] * 1e3);
-        }
-        if (to_device && bytes == sizes.back()) totals.pinned_large_gbps = gbps[pinned];
-        if (bytes == sizes.back())
-            totals.large_ratio[to_device ? 0 : 1] = gbps[pinned] / gbps[pageable];
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const double* gbps = to_device ? found[i].to_device : found[i].to_host;
+        std::vector<std::string> row = {tutorial::format_bytes(sizes[i])};
+        for (int k = 0; k < kinds; ++k) row.push_back(format("%.1f", gbps[k]));
         row.push_back(format("%.1fx", gbps[pinned] / gbps[pageable]));
-        if (timing.link_gbps > 0) {
+        if (timing.link_gbps > 0)
             row.push_back(format("%.0f%%", 100 * gbps[pinned] / timing.link_gbps));
-        }
         table.add_row(row);
     }
     std::printf("\n%s (GB/s):\n", to_device ? "host -> device" : "device -> host");
@@ -137,81 +97,102 @@ Timing how_to_time(const tutorial::Context& ctx) {
     return timing;
 }
 
-}  // namespace
+// A pinned copy of the smallest size against its bytes at the largest size's pinned rate.
+double latency_ratio(const Found& smallest, std::size_t small_bytes, const Found& largest) {
+    const double small_us = static_cast<double>(small_bytes) / (smallest.to_device[pinned] * 1e3);
+    const double wire_us = static_cast<double>(small_bytes) / (largest.to_device[pinned] * 1e3);
+    return small_us / wire_us;
+}
 
-tutorial::Result run_bandwidth(tutorial::Context& ctx) {
-    const std::vector<std::size_t> sizes = sizes_to_measure(ctx);
-    const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
-    const Timing timing = how_to_time(ctx);
-    std::uint32_t* device = nullptr;
-    CUDA_CHECK(cudaMalloc(&device, largest));
-    const HostBuffers hosts(largest);
-    const std::vector<Kind> kinds = {
-        // in the order of `pageable` and `pinned` above
-        {"pageable", static_cast<std::uint32_t*>(hosts.pageable)},
-        {"pinned", static_cast<std::uint32_t*>(hosts.pinned)},
-        {"write-combined", static_cast<std::uint32_t*>(hosts.write_combined)},
-        {"registered", static_cast<std::uint32_t*>(hosts.registered)},
-    };
-    for (const Kind& kind : kinds) fill_on_host(kind.host, largest / 4, 0);  // touch every page
-
-    Totals totals;
-    measure_direction(true, sizes, kinds, device, timing, totals);
-    measure_direction(false, sizes, kinds, device, timing, totals);
-    CUDA_CHECK(cudaFree(device));
-    if (totals.remeasured > 0) {
-        std::printf(
-            "\n%d page-locked figure%s far below the best page-locked one at the same size "
-            "%s measured again (the faster median is shown).\n",
-            totals.remeasured, totals.remeasured == 1 ? "" : "s",
-            totals.remeasured == 1 ? "was" : "were");
-    }
-
-    if (sizes.size() > 1) {
-        const double wire_us =
-            static_cast<double>(sizes.front()) / (totals.pinned_large_gbps * 1e9) * 1e6;
-        std::printf(
-            "\nA pinned copy of %s takes %.2f us; at the %.1f GB/s of the largest pinned copy\n"
-            "its bytes need only %.2f us. Small copies are latency-bound: the call, starting the\n"
-            "copy engine and reporting completion cost the same for 4 bytes as for 4 KiB. Large\n"
-            "pinned copies are limited by the PCIe link, pageable ones by the CPU copying each\n"
-            "chunk into the driver's pinned staging buffer first.\n",
-            tutorial::format_bytes(sizes.front()).c_str(), totals.pinned_small_us,
-            totals.pinned_large_gbps, wire_us);
-    }
-    const std::string large = tutorial::format_bytes(sizes.back());
-    const char* why_pageable =
-        "the pageable buffer was copied as fast as the pinned one, so the staging copy through "
-        "the CPU cost nothing extra: a very fast CPU memory system, or a size small enough to stay "
-        "in the CPU's caches";
+void claim_rates(tutorial::Context& ctx, const std::vector<std::size_t>& sizes,
+                 const std::vector<Found>& found, const Timing& timing) {
+    const std::size_t largest = sizes.back();
+    const std::string large = tutorial::format_bytes(largest);
     // The lesson needs a link much faster than the CPU's staging copy (several GB/s): on PCIe
-    // Gen3 and narrower links the two are close, and pinned memory gains little.
-    const std::string slow_link =
+    // Gen3 and narrower links the two are close, and pinned memory gains little. And it needs a
+    // size: a small copy is its fixed cost (the call, the copy engine's start, the completion).
+    std::string not_judged =
         timing.link_gbps > 0.0 && timing.link_gbps < 20.0
             ? format(
                   "the PCIe link carries %.1f GB/s, not much more than the CPU stages "
                   "pageable memory at",
                   timing.link_gbps)
             : "";
-    for (int direction = 0; direction < 2; ++direction) {
-        ctx.claim(tutorial::at_least(format("pinned beats pageable for a %s copy %s", large.c_str(),
-                                            direction == 0 ? "host -> device" : "device -> host"),
-                                     totals.large_ratio[direction], 1.5, "x", why_pageable),
-                  slow_link);
+    if (not_judged.empty())
+        not_judged = tutorial::why_too_small(largest, 1 << 20,
+                                             "a copy this small is mostly its fixed cost (the "
+                                             "call, the copy engine's start), pinned or not");
+    int dummy = 0;
+    const auto up = [](const Found& f) { return f.to_device[pinned] / f.to_device[pageable]; };
+    const auto down = [](const Found& f) { return f.to_host[pinned] / f.to_host[pageable]; };
+    const char* why_not =
+        "the pageable buffer was copied as fast as the pinned one, so the staging copy through "
+        "the CPU cost nothing extra: a very fast CPU memory system";
+    ctx.claim(tutorial::at_least(
+                  "pinned_beats_pageable_up",
+                  format("pinned beats pageable for a %s copy host -> device", large.c_str()),
+                  up(found.back()), 1.5, "x", why_not)
+                  .again([&] { return up(rates_at(largest, timing, dummy)); }),
+              not_judged);
+    ctx.claim(tutorial::at_least(
+                  "pinned_beats_pageable_down",
+                  format("pinned beats pageable for a %s copy device -> host", large.c_str()),
+                  down(found.back()), 1.5, "x", why_not)
+                  .again([&] { return down(rates_at(largest, timing, dummy)); }),
+              not_judged);
+    if (sizes.size() < 2) return;
+    ctx.claim(tutorial::at_least(
+                  "latency_bound",
+                  format("a pinned %s copy is latency-bound (its time / its bytes at the %s rate)",
+                         tutorial::format_bytes(sizes.front()).c_str(), large.c_str()),
+                  latency_ratio(found.front(), sizes.front(), found.back()), 5.0, "x",
+                  "the fixed cost of a copy (the call, starting the copy engine, completion) is "
+                  "unusually small here, or the largest copy was too slow to set the rate")
+                  .again([&] {
+                      return latency_ratio(rates_at(sizes.front(), timing, dummy), sizes.front(),
+                                           rates_at(largest, timing, dummy));
+                  }));
+}
+
+}  // namespace
+
+tutorial::Result run_bandwidth(tutorial::Context& ctx) {
+    const std::vector<std::size_t> sizes = sizes_to_measure(ctx);
+    const Timing timing = how_to_time(ctx);
+    std::vector<Found> found;
+    int remeasured = 0;
+    int right = 0;
+    for (std::size_t bytes : sizes) {
+        found.push_back(rates_at(bytes, timing, remeasured));
+        right += found.back().copies_right;
+    }
+    print_table(true, sizes, found, timing);
+    print_table(false, sizes, found, timing);
+    if (remeasured > 0) {
+        std::printf(
+            "\nAt %d size%s a page-locked figure far below the best page-locked one was measured "
+            "again (the faster median is shown).\n",
+            remeasured, remeasured == 1 ? "" : "s");
     }
     if (sizes.size() > 1) {
+        const double small_us =
+            static_cast<double>(sizes.front()) / (found.front().to_device[pinned] * 1e3);
         const double wire_us =
-            static_cast<double>(sizes.front()) / (totals.pinned_large_gbps * 1e9) * 1e6;
-        ctx.claim(tutorial::at_least(
-            format("a pinned %s copy is latency-bound (its time / its bytes at the %s rate)",
-                   tutorial::format_bytes(sizes.front()).c_str(), large.c_str()),
-            totals.pinned_small_us / wire_us, 5.0, "x",
-            "the fixed cost of a copy (the call, starting the copy engine, completion) is "
-            "unusually small here, or the largest copy was too slow to set the rate"));
+            static_cast<double>(sizes.front()) / (found.back().to_device[pinned] * 1e3);
+        std::printf(
+            "\nA pinned copy of %s takes %.2f us; at the %.1f GB/s of the largest pinned copy\n"
+            "its bytes need only %.2f us. Small copies are latency-bound: the call, starting the\n"
+            "copy engine and reporting completion cost the same for 4 bytes as for 4 KiB. Large\n"
+            "pinned copies are limited by the PCIe link, pageable ones by the CPU copying each\n"
+            "chunk into the driver's pinned staging buffer first.\n",
+            tutorial::format_bytes(sizes.front()).c_str(), small_us, found.back().to_device[pinned],
+            wire_us);
     }
-    return ctx.verdict(totals.failed == 0, format("%d of %d timed copies delivered exactly the "
-                                                  "data that was sent",
-                                                  totals.checked - totals.failed, totals.checked));
+    claim_rates(ctx, sizes, found, timing);
+    const int copies = static_cast<int>(sizes.size()) * kinds * 2;
+    return ctx.verdict(right == copies, format("%d of %d timed copies delivered exactly the data "
+                                               "that was sent",
+                                               right, copies));
 }
 
 TUTORIAL_SECTION(bandwidth, run_bandwidth);

@@ -1,12 +1,12 @@
-// Checks of section context: runs the steps of ../context.cpp in two fresh child processes,
-// reads back the state after each call, and judges it against the entries that promise it.
+// Checks of section context: runs the walkthrough of ../context.cpp in a fresh child process, and
+// its call without cudaSetDevice in another, reads back the state after each call, and judges it
+// against the entries that promise it.
 #include "02_pinned/context.cpp"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -46,14 +46,14 @@ ContextSteps measure_context_steps(int device) {
 
 }  // namespace
 
-// Child role: opening_calls, with the primary context's state after each step.
+// Child role: the walkthrough, with the primary context's state after each step.
 int child_context_steps(const std::vector<std::string>& args) {
-    const Steps s = opening_calls(std::atoi(args.at(0).c_str()));
-    report_state("before any runtime call that needs a device", s.before);
-    report_state("cudaGetDeviceCount(&count)", s.after_count);
-    report_state("cudaGetDeviceProperties(&prop, device)", s.after_properties);
-    report_state("cudaSetDevice(device)", s.after_set_device);
-    report_state("then cudaMalloc(&memory_device, 100 * sizeof(float))", s.after_malloc);
+    const Found f = walkthrough(std::atoi(args.at(0).c_str()));
+    report_state("before any runtime call that needs a device", f.before);
+    report_state("cudaGetDeviceCount(&count)", f.after_count);
+    report_state("cudaGetDeviceProperties(&prop, device)", f.after_properties);
+    report_state("cudaSetDevice(device)", f.after_set_device);
+    report_state("then cudaMalloc(&memory_device, 100 * sizeof(float))", f.after_malloc);
     return 0;
 }
 
@@ -89,24 +89,25 @@ tutorial::Result run_context(tutorial::Context& ctx) {
     const bool malloc_creates =
         s.implicit_before == "inactive" && s.implicit_after_malloc == "active";
     ctx.claim(tutorial::documented(
-        "cudaSetDevice creates the device's primary context", set_device_creates,
-        "after cudaSetDevice: " + s.after_set_device,
+        "set_device_creates", "cudaSetDevice creates the device's primary context",
+        set_device_creates, "after cudaSetDevice: " + s.after_set_device,
         "this runtime creates the context lazily (CUDA 11 behaviour)",
-        "Runtime API reference: cudaSetDevice (it initializes the runtime state on the device's "
-        "primary context at once)"));
+        tutorial::Entry{"Runtime API reference: cudaSetDevice", "primary initialize", "will"}));
     ctx.claim(tutorial::observed(
-        "device queries leave the primary context uncreated", queries_inactive,
+        "queries_create_none", "device queries leave the primary context uncreated",
+        queries_inactive,
         "before: " + s.before + ", after cudaGetDeviceCount: " + s.after_count +
             ", cudaGetDeviceProperties: " + s.after_properties,
         "the entries of cudaGetDeviceCount and cudaGetDeviceProperties say nothing of the "
         "primary context: whether a query creates it is the runtime's choice"));
     ctx.claim(tutorial::documented(
+        "first_malloc_creates",
         "without cudaSetDevice, the first cudaMalloc creates device 0's primary context",
         malloc_creates,
         "before: " + s.implicit_before + ", after cudaMalloc: " + s.implicit_after_malloc,
         "the context existed before any call, or cudaMalloc did not need one",
-        "Programming Guide, Initialization (without cudaSetDevice or cudaInitDevice the runtime "
-        "uses device 0 and creates its primary context at the first call that needs one)"));
+        tutorial::Entry{"Programming Guide, 3.2.1 Initialization", "cudaInitDevice cudaSetDevice",
+                        "will"}));
     const bool children_ok = s.with_set_device.succeeded() && s.without_set_device.succeeded();
     return ctx.verdict(
         children_ok && set_device_creates && malloc_creates && s.after_malloc == "active",

@@ -1,5 +1,6 @@
-// Checks of section error_checks: runs the program of ../error_checks.cpp in two children, once
-// with checkRuntime and once with CUDA_CHECK, and judges what each reported and where it stopped.
+// Checks of section error_checks: runs the walkthrough of ../error_checks.cpp (the tutorial's
+// program) in two children, once with checkRuntime and once with CUDA_CHECK, and judges what each
+// reported and where it stopped.
 #include "02_pinned/error_checks.cpp"
 
 #include "common/harness/chapter.hpp"
@@ -61,13 +62,12 @@ void print_version(const char* title, const MacroRun& run) {
 
 }  // namespace
 
-// Child role: the tutorial's program checked by `checkRuntime` or `CUDA_CHECK` (args: that
-// name, the device, the size for the failing cudaMalloc).
+// Child role: the walkthrough (the tutorial's program) checked by `checkRuntime` or
+// `CUDA_CHECK` (args: that name, the device, the size for the failing cudaMalloc).
 int child_tutorial_program(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(1).c_str());
     const std::size_t too_many_bytes = std::strtoull(args.at(2).c_str(), nullptr, 10);
-    return args.at(0) == "checkRuntime" ? tutorial_program<true>(device, too_many_bytes)
-                                        : tutorial_program<false>(device, too_many_bytes);
+    return walkthrough(args.at(0) == "checkRuntime", device, too_many_bytes);
 }
 
 tutorial::Result run_error_checks(tutorial::Context& ctx) {
@@ -99,14 +99,17 @@ tutorial::Result run_error_checks(tutorial::Context& ctx) {
         !course_way.printed_value &&
         course_way.child.output.find("cudaMalloc(&memory_device") != std::string::npos;
     const std::string reported = first_code(tutorial_way.child.output, "cudaMalloc(&memory_device");
+    const tutorial::Entry malloc_entry{"Runtime API reference: cudaMalloc",
+                                       "cudaErrorMemoryAllocation", "returns"};
     ctx.claim(tutorial::documented_error(
+        "check_runtime_reports",
         "checkRuntime reports the failed cudaMalloc with the code its entry lists", reported,
         "cudaErrorMemoryAllocation",
         "the cudaMalloc of twice the device's memory did not fail, or checkRuntime's first "
         "report is of another call",
-        "Runtime API reference: cudaMalloc"));
+        malloc_entry));
     ctx.claim(tutorial::observed(
-        "...and the program runs on regardless", ran_on,
+        "runs_on", "...and the program runs on regardless", ran_on,
         tutorial::format("%d failures reported, then it printed %f instead of 520.25; the "
                          "child %s",
                          tutorial_way.reports, tutorial_way.value,
@@ -115,13 +118,13 @@ tutorial::Result run_error_checks(tutorial::Context& ctx) {
         "and cudaFree; for a pointer that does not match the copy's kind the cudaMemcpy entry "
         "calls the result undefined"));
     ctx.claim(tutorial::documented(
-        "CUDA_CHECK stops the program at the failed cudaMalloc", stopped,
+        "cuda_check_stops", "CUDA_CHECK stops the program at the failed cudaMalloc", stopped,
         tutorial::format("%d line naming cudaMalloc(&memory_device, ...), no value printed; the "
                          "child %s",
                          course_way.reports, course_way.child.describe().c_str()),
         "the cudaMalloc of twice the device's memory did not fail, or CUDA_CHECK did not end "
         "the program; see the child's output above",
-        "Runtime API reference: cudaMalloc (cudaErrorMemoryAllocation in case of failure)"));
+        malloc_entry));
     return ctx.verdict(reported == "cudaErrorMemoryAllocation" && stopped,
                        "cudaMalloc's documented error in both versions, and where each stopped; "
                        "what checkRuntime's program did next is this driver's");

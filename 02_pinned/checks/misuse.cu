@@ -1,5 +1,6 @@
-// Checks of section misuse: runs each misuse of ../misuse.cu in a child process, prints what it
-// returned or how the child ended, and judges the two refusals the reference names.
+// Checks of section misuse: runs the walkthrough of ../misuse.cu and its two faults, each in a
+// child process, prints what it returned or how the child ended, and judges the two refusals the
+// reference names.
 #include "02_pinned/misuse.cu"
 
 #include "common/device.hpp"
@@ -11,33 +12,15 @@
 #include <initializer_list>
 #include <string>
 
-// Child role: mismatched_calls on one allocation of each kind; one line per call, "<call> ->
-// <result>", which the parent reads back. Then the matching calls free everything: the child
-// exits 0 only if they all still work, so a mismatched call that freed something shows. Only
-// cudaHostRegister (registering twice: cudaErrorHostMemoryAlreadyRegistered) and
-// cudaHostUnregister (memory never registered: cudaErrorHostMemoryNotRegistered) name the error
-// for these cases; cudaFree and cudaFreeHost only require a pointer from their own allocator.
+// Child role: the walkthrough; one line per call, "<call> -> <result>", which the parent reads
+// back. The child exits 0 only if the matching calls after the wrong ones all still worked, so a
+// mismatched call that freed something shows.
 int child_mismatched_calls(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    void* pinned = nullptr;
-    void* device = nullptr;
-    void* registered = std::malloc(demo_bytes);
-    void* plain = std::malloc(demo_bytes);
-    CUDA_CHECK(cudaMallocHost(&pinned, demo_bytes));
-    CUDA_CHECK(cudaMalloc(&device, demo_bytes));
-    CUDA_CHECK(cudaHostRegister(registered, demo_bytes, cudaHostRegisterDefault));
-    const std::vector<Misuse> cases = mismatched_calls(pinned, device, registered, plain);
-    (void)cudaGetLastError();  // the failed calls above also left their error as the last one
-    for (const Misuse& c : cases) {
+    for (const Misuse& c : walkthrough()) {
         std::printf("%-36s -> %s%s\n", c.call, cudaGetErrorName(c.got),
                     c.got == cudaSuccess ? "  (accepted)" : "");
     }
-    // If the mismatched calls freed nothing, the right ones still work.
-    CUDA_CHECK(cudaHostUnregister(registered));
-    CUDA_CHECK(cudaFreeHost(pinned));
-    CUDA_CHECK(cudaFree(device));
-    std::free(registered);
-    std::free(plain);
     return 0;
 }
 
@@ -91,6 +74,7 @@ void report_misuse_claims(tutorial::Context& ctx, const tutorial::ChildResult& c
         refused += code_of(tutorial::child_answer(calls, call)).rfind("cudaError", 0) == 0;
     }
     ctx.claim(tutorial::observed(
+        "wrong_free_refused",
         "cudaFree and cudaFreeHost refuse memory of the other allocators, cudaHostRegister "
         "refuses cudaMallocHost memory, and none of them frees anything",
         refused == 4 && calls.succeeded(),
@@ -99,20 +83,21 @@ void report_misuse_claims(tutorial::Context& ctx, const tutorial::ChildResult& c
         "the cudaFree and cudaFreeHost entries only say their pointer must come from their own "
         "allocator, and cudaHostRegister names no error for memory cudaMallocHost pinned"));
     ctx.claim(tutorial::documented_error(
-        "pinning a range that is already registered is refused",
+        "register_twice_refused", "pinning a range that is already registered is refused",
         code_of(tutorial::child_answer(calls, register_twice)),
         "cudaErrorHostMemoryAlreadyRegistered", "the driver registered the range a second time",
-        "Runtime API reference: cudaHostRegister (its return list; enum cudaError: "
-        "cudaErrorHostMemoryAlreadyRegistered is a range already registered)"));
+        tutorial::Entry{"Runtime API reference: cudaHostRegister",
+                        "cudaErrorHostMemoryAlreadyRegistered", "returns"}));
     ctx.claim(tutorial::documented_error(
-        "unregistering memory that was never registered is refused",
+        "unregister_never_refused", "unregistering memory that was never registered is refused",
         code_of(tutorial::child_answer(calls, unregister_never)),
         "cudaErrorHostMemoryNotRegistered", "the driver accepted memory it never registered",
-        "Runtime API reference: cudaHostUnregister (its return list; enum cudaError: "
-        "cudaErrorHostMemoryNotRegistered is a pointer to no registered range)"));
+        tutorial::Entry{"Runtime API reference: cudaHostUnregister",
+                        "cudaErrorHostMemoryNotRegistered", "returns"}));
     // Any CUDA error counts: driver 580 reports cudaErrorIllegalAddress.
     const bool faulted = wrote.exited && wrote.exit_code != 0 && !wrote.timed_out;
     ctx.claim(tutorial::observed(
+                  "read_only_write_fails",
                   "a kernel writing read-only registered memory fails with a CUDA error", faulted,
                   read_only_supported ? "the child " + wrote.describe() + first_error(wrote.output)
                                       : std::string("not tried"),

@@ -1,11 +1,13 @@
-// Checks of section pinning_at_scale: gets and gives back pinned memory each way of
-// ../pinning_at_scale.cpp in turns, uploads it, checks the marked ends, and judges the costs.
+// Checks of section pinning_at_scale: runs the walkthrough of ../pinning_at_scale.cpp round after
+// round (the four ways take turns in each), times its steps on the host's clock (the uploads by
+// events), and judges the costs.
 #include "02_pinned/pinning_at_scale.cpp"
 
 #include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
-#include "common/patterns.hpp"
+#include "common/harness/requires.hpp"
+#include "common/harness/steps.hpp"
 #include "common/timing.hpp"
 
 #include <fstream>
@@ -14,20 +16,6 @@
 using tutorial::format;
 
 namespace {
-
-constexpr int copies = 3;
-
-// Bytes of this process's memory backed by transparent huge pages (/proc/self/smaps_rollup).
-std::size_t huge_bytes() {
-    std::ifstream rollup("/proc/self/smaps_rollup");
-    std::string key;
-    std::size_t kib = 0;
-    while (rollup >> key) {
-        if (key == "AnonHugePages:" && rollup >> kib) return kib * 1024;
-        rollup.ignore(1 << 10, '\n');
-    }
-    return 0;
-}
 
 // The kernel's transparent huge page mode: "always", "madvise" or "never" (the bracketed word).
 std::string thp_mode() {
@@ -40,71 +28,54 @@ std::string thp_mode() {
                : line.substr(open + 1, close - open - 1);
 }
 
-struct Pinning {
-    double get_ms = 0, give_ms = 0, gbps = 0;
-    std::size_t huge = 0;   // bytes backed by huge pages, for register_huge
-    bool pinned = true;     // cudaPointerGetAttributes said host memory every time
-    std::size_t wrong = 0;  // values of the marked head and tail that did not arrive
+// Medians over rounds of the walkthrough: ms to get and to give back, GB/s of the upload.
+struct Medians {
+    double get_ms[ways], give_ms[ways], gbps[ways];
 };
 
-constexpr std::size_t marked = 1 << 18;  // values marked at each end of the buffer
-constexpr std::uint32_t head_seed = 31, tail_seed = 32;
-
-// Marks both ends of the pinned buffer with known values, and checks them after the upload.
-void mark(char* host, std::size_t bytes) {
-    auto* values = reinterpret_cast<std::uint32_t*>(host);
-    fill_on_host(values, marked, head_seed);
-    fill_on_host(values + bytes / 4 - marked, marked, tail_seed);
-}
-std::size_t check_marks(const void* device, std::size_t bytes) {
-    const auto* values = static_cast<const std::uint32_t*>(device);
-    return mismatches_on_device(values, marked, head_seed) +
-           mismatches_on_device(values + bytes / 4 - marked, marked, tail_seed);
-}
-
-// Gets pinned memory the given way (timed), copies it to the device (events, median of
-// `copies`), gives it back (timed): one round.
-Pinning pin_one_way(Way way, std::size_t bytes, int threads, void* device) {
-    Pinning p;
-    const std::size_t before = huge_bytes();
-    tutorial::HostTimer timer;
-    char* host = get_pinned(way, bytes, threads);
-    p.get_ms = timer.elapsed_ms();
-    if (way != malloc_host) p.huge = huge_bytes() - std::min(before, huge_bytes());
-    cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
-    p.pinned = attributes.type == cudaMemoryTypeHost;
-    mark(host, bytes);
-    const double ms = tutorial::median_event_ms(1, copies, [&] {
-        CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, nullptr));
-    });
-    p.gbps = tutorial::gb_per_s(bytes, ms);
-    p.wrong = check_marks(device, bytes);
-    timer.restart();
-    give_back(way, host, bytes);
-    p.give_ms = timer.elapsed_ms();
-    return p;
-}
-
-// Interleaved rounds, every way once per round: a slow moment of the shared host falls on all
-// four ways alike instead of on the one being timed then. Medians of the rounds.
-void pin_every_way(std::size_t bytes, int threads, void* device, int runs, Pinning (&p)[ways]) {
-    std::vector<double> get[ways], give[ways], gbps[ways];
+Medians time_rounds(std::size_t bytes, int threads, int runs, Found& seen) {
+    tutorial::StepTimes times;
     for (int r = 0; r < runs; ++r) {
-        for (int w = 0; w < ways; ++w) {
-            const Pinning one = pin_one_way(static_cast<Way>(w), bytes, threads, device);
-            get[w].push_back(one.get_ms);
-            give[w].push_back(one.give_ms);
-            gbps[w].push_back(one.gbps);
-            p[w].huge = one.huge;
-            p[w].pinned = p[w].pinned && one.pinned;
-            p[w].wrong += one.wrong;
-        }
+        const Found f = walkthrough(bytes, threads);
+        seen.pinned = seen.pinned && f.pinned;
+        seen.wrong += f.wrong;
+        seen.huge = f.huge;
     }
+    Medians m{};
     for (int w = 0; w < ways; ++w) {
-        p[w].get_ms = tutorial::median(get[w]);
-        p[w].give_ms = tutorial::median(give[w]);
-        p[w].gbps = tutorial::median(gbps[w]);
+        m.get_ms[w] = times.median_host_ms(steps[w].get);
+        m.give_ms[w] = times.median_host_ms(steps[w].give);
+        m.gbps[w] = tutorial::gb_per_s(bytes, times.median_ms(steps[w].upload));
+    }
+    return m;
+}
+
+double slowest_upload(const Medians& m) {
+    return std::min({m.gbps[0], m.gbps[1], m.gbps[2], m.gbps[3]}) / m.gbps[malloc_host];
+}
+
+void print_table(int device, std::size_t bytes, const Medians& m, const Found& seen) {
+    const double gib = static_cast<double>(bytes) / (1ull << 30);
+    tutorial::Table table({{"how"},
+                           {"get ms/GiB", tutorial::Align::right},
+                           {"give back ms/GiB", tutorial::Align::right},
+                           {"upload GB/s", tutorial::Align::right},
+                           {"on huge pages", tutorial::Align::right}});
+    for (int w = 0; w < ways; ++w) {
+        table.add_row({steps[w].get, format("%.1f", m.get_ms[w] / gib),
+                       format("%.1f", m.give_ms[w] / gib), format("%.1f", m.gbps[w]),
+                       w == register_huge ? tutorial::format_bytes(seen.huge) : ""});
+    }
+    table.print();
+    std::string link;
+    const double pcie = tutorial::pcie_link_gbps(device, &link);
+    if (pcie > 0.0) {
+        std::printf(
+            "\nThe link (%s) carries %.1f GB/s each way: the upload is bounded by the link,\n"
+            "not by how the memory was pinned.\n\n",
+            link.c_str(), pcie);
+    } else {
+        std::printf("\nThe upload is bounded by the link, not by how the memory was pinned.\n\n");
     }
 }
 
@@ -119,65 +90,58 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
         std::max(1, std::min(16, static_cast<int>(std::thread::hardware_concurrency())));
     const std::string thp = thp_mode();
     std::printf(
-        "Pinning %s four ways, in %d rounds that take each way in turn, timed on the host\n"
-        "(medians): getting it (allocate, touch, pin) and giving it back; in between, an upload\n"
-        "of all of it (events, median of\n"
-        "%d). Touching means one write per 4 KiB page. %d threads where it says T; transparent\n"
-        "huge pages here: %s.\n\n",
-        tutorial::format_bytes(bytes).c_str(), runs, copies, threads, thp.c_str());
-    void* device = nullptr;
-    CUDA_CHECK(cudaMalloc(&device, bytes));
-    Pinning p[ways];
-    pin_every_way(bytes, threads, device, runs, p);
-    CUDA_CHECK(cudaFree(device));
-    const double gib = static_cast<double>(bytes) / (1ull << 30);
-    const char* names[ways] = {"cudaMallocHost / cudaFreeHost",
-                               "mmap, touch on 1 thread, cudaHostRegister",
-                               "mmap, touch on T threads, cudaHostRegister",
-                               "mmap, MADV_HUGEPAGE, touch on T, cudaHostRegister"};
-    tutorial::Table table({{"how"},
-                           {"get ms/GiB", tutorial::Align::right},
-                           {"give back ms/GiB", tutorial::Align::right},
-                           {"upload GB/s", tutorial::Align::right},
-                           {"on huge pages", tutorial::Align::right}});
-    for (int w = 0; w < ways; ++w) {
-        table.add_row({names[w], format("%.1f", p[w].get_ms / gib),
-                       format("%.1f", p[w].give_ms / gib), format("%.1f", p[w].gbps),
-                       w == register_huge ? tutorial::format_bytes(p[w].huge) : ""});
-    }
-    table.print();
-    std::printf(
-        "\nPCIe Gen5 x16 carries about 55 GB/s in practice: the upload is bounded by the "
-        "link,\nnot by how the memory was pinned.\n\n");
-    const double slowest_copy = std::min({p[0].gbps, p[1].gbps, p[2].gbps, p[3].gbps});
+        "Pinning %s four ways: the walkthrough %d times, each way in turn in every round,\n"
+        "timed on the host (medians): getting it (allocate, touch, pin) and giving it back; in\n"
+        "between, one upload of all of it (events). Touching means one write per 4 KiB page.\n"
+        "%d threads where it says T; transparent huge pages here: %s.\n\n",
+        tutorial::format_bytes(bytes).c_str(), runs, threads, thp.c_str());
+    Found seen{true, 0, 0};
+    const auto again = [&] { return time_rounds(bytes, threads, runs, seen); };
+    const Medians m = again();
+    print_table(ctx.device, bytes, m, seen);
+    // The per-page work these ways save needs many pages: with few, starting T threads and the
+    // calls themselves weigh as much as the pages.
+    const std::string small = tutorial::why_too_small(
+        bytes, 256 << 20, "starting T threads and the calls themselves weigh as much as the pages");
     ctx.claim(
-        tutorial::at_least(
-            "touching the pages on T threads, then cudaHostRegister, pins faster than "
-            "cudaMallocHost (cudaMallocHost / T threads)",
-            p[malloc_host].get_ms / p[register_threads].get_ms, 1.5, "x",
-            "page faults do not scale over threads on this kernel, or cudaMallocHost is fast here"),
-        threads >= 4 ? "" : format("%d CPU threads here; touching in parallel needs 4", threads));
-    const bool huge_used = p[register_huge].huge >= bytes / 2;
+        tutorial::at_least("threads_pin_faster",
+                           "touching the pages on T threads, then cudaHostRegister, pins "
+                           "faster than cudaMallocHost (cudaMallocHost / T threads)",
+                           m.get_ms[malloc_host] / m.get_ms[register_threads], 1.5, "x",
+                           "page faults do not scale over threads on this kernel, or "
+                           "cudaMallocHost is fast here")
+            .again([&] {
+                const Medians n = again();
+                return n.get_ms[malloc_host] / n.get_ms[register_threads];
+            }),
+        threads < 4 ? format("%d CPU threads here; touching in parallel needs 4", threads) : small);
+    const bool huge_used = seen.huge >= bytes / 2;
     ctx.claim(
-        tutorial::at_least("huge pages make it cheaper still (T threads, 4 KiB pages / huge pages)",
-                           p[register_threads].get_ms / p[register_huge].get_ms, 1.3, "x",
-                           "pinning costs per byte, not per page, here"),
-        huge_used ? "" : "the kernel gave no huge pages (transparent huge pages: " + thp + ")");
-    ctx.claim(tutorial::at_least(
-        "the upload runs at about the same speed whichever way the memory was pinned, at least "
-        "0.6 times cudaMallocHost's (slowest / cudaMallocHost)",
-        slowest_copy / p[malloc_host].gbps, 0.6, "x",
-        "one way's pages are slower for the copy engines (scattered, or not all pinned)"));
-    bool all_pinned = true;
-    std::size_t wrong = 0;
-    for (const Pinning& one : p) {
-        all_pinned = all_pinned && one.pinned;
-        wrong += one.wrong;
-    }
-    return ctx.verdict(all_pinned && wrong == 0,
+        tutorial::at_least("huge_pages_cheaper",
+                           "huge pages make it cheaper still (T threads, 4 KiB pages / "
+                           "huge pages)",
+                           m.get_ms[register_threads] / m.get_ms[register_huge], 1.3, "x",
+                           "pinning costs per byte, not per page, here")
+            .again([&] {
+                const Medians n = again();
+                return n.get_ms[register_threads] / n.get_ms[register_huge];
+            }),
+        !huge_used ? "the kernel gave no huge pages (transparent huge pages: " + thp + ")" : small);
+    ctx.claim(tutorial::at_least("uploads_alike",
+                                 "the upload runs at about the same speed whichever way the "
+                                 "memory was pinned, at least 0.6 times cudaMallocHost's "
+                                 "(slowest / cudaMallocHost)",
+                                 slowest_upload(m), 0.6, "x",
+                                 "one way's pages are slower for the copy engines (scattered, or "
+                                 "not all pinned)")
+                  .again([&] { return slowest_upload(again()); }),
+              tutorial::why_too_small(bytes, 16 << 20,
+                                      "a copy of a few MiB is mostly its fixed cost, and one "
+                                      "slow copy decides"));
+    return ctx.verdict(seen.pinned && seen.wrong == 0,
                        format("cudaPointerGetAttributes saw pinned host memory every time, and the "
                               "marked ends of every upload arrived: %zu values wrong",
-                              wrong));
+                              seen.wrong));
 }
 
 TUTORIAL_SECTION(pinning_at_scale, run_pinning_at_scale);

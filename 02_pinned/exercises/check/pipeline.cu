@@ -68,62 +68,77 @@ double time_once(void (*process)(const std::uint32_t*, std::uint32_t*, std::uint
     return timer.elapsed_ms();
 }
 
-Result check(Context& ctx) {
-    constexpr std::size_t count = std::size_t{16} << 20;  // 64 MiB of 4-byte values
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    std::uint32_t* host_in = nullptr;
-    std::uint32_t* host_out = nullptr;
-    std::uint32_t* device_in = nullptr;
-    std::uint32_t* device_out = nullptr;
-    CUDA_CHECK(cudaMallocHost(&host_in, bytes));
-    CUDA_CHECK(cudaMallocHost(&host_out, bytes));
-    CUDA_CHECK(cudaMalloc(&device_in, bytes));
-    CUDA_CHECK(cudaMalloc(&device_out, bytes));
-    for (std::size_t i = 0; i < count; ++i)
-        host_in[i] = static_cast<std::uint32_t>(i * 2654435761u);
+// The buffers the learner's functions work on.
+struct Buffers {
+    std::uint32_t *host_in, *host_out, *device_in, *device_out;
+    std::size_t count;
+};
 
-    // Taking turns, so that anything slowing the GPU down for a while slows both: a warm-up
-    // round, then the median of 7.
+// Serial and pipelined taking turns, so that anything slowing the GPU down for a while slows
+// both: a warm-up round, then the median of 7 (ms). Every pipelined run's output is checked.
+struct Times {
+    double serial_ms, pipelined_ms;
+};
+
+Times time_both(const Buffers& b, std::size_t& wrong) {
     std::vector<double> serial, pipelined;
-    std::size_t wrong = 0;
+    const std::size_t bytes = b.count * sizeof(std::uint32_t);
     for (int round = 0; round < 8; ++round) {
         const double s_ms =
-            time_once(process_serial, host_in, host_out, device_in, device_out, count);
-        std::memset(host_out, 0, bytes);  // what the next run writes is its own
+            time_once(process_serial, b.host_in, b.host_out, b.device_in, b.device_out, b.count);
+        std::memset(b.host_out, 0, bytes);  // what the next run writes is its own
         const double p_ms =
-            time_once(process_pipelined, host_in, host_out, device_in, device_out, count);
-        wrong += mismatches(host_in, host_out, count);
+            time_once(process_pipelined, b.host_in, b.host_out, b.device_in, b.device_out, b.count);
+        wrong += mismatches(b.host_in, b.host_out, b.count);
         if (round > 0) {
             serial.push_back(s_ms);
             pipelined.push_back(p_ms);
         }
     }
-    const double serial_ms = tutorial::median(serial);
-    const double pipelined_ms = tutorial::median(pipelined);
-    std::printf("process_serial     %8.3f ms\nprocess_pipelined  %8.3f ms\n", serial_ms,
-                pipelined_ms);
+    return {tutorial::median(serial), tutorial::median(pipelined)};
+}
+
+Result check(Context& ctx) {
+    constexpr std::size_t count = std::size_t{16} << 20;  // 64 MiB of 4-byte values
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    Buffers b{nullptr, nullptr, nullptr, nullptr, count};
+    CUDA_CHECK(cudaMallocHost(&b.host_in, bytes));
+    CUDA_CHECK(cudaMallocHost(&b.host_out, bytes));
+    CUDA_CHECK(cudaMalloc(&b.device_in, bytes));
+    CUDA_CHECK(cudaMalloc(&b.device_out, bytes));
+    for (std::size_t i = 0; i < count; ++i)
+        b.host_in[i] = static_cast<std::uint32_t>(i * 2654435761u);
+
+    std::size_t wrong = 0;
+    const Times t = time_both(b, wrong);
+    std::printf("process_serial     %8.3f ms\nprocess_pipelined  %8.3f ms\n", t.serial_ms,
+                t.pipelined_ms);
 
     ctx.claim(tutorial::documented(
-        "every output value is scramble's result for its input", wrong == 0,
+        "results_right", "every output value is scramble's result for its input", wrong == 0,
         std::to_string(wrong) + " of " + std::to_string(8 * count) + " values wrong",
         "a chunk was left out, copied to the wrong place, or read before its stream finished. "
         "First step: check each chunk's offset and length, and synchronize every stream",
-        "Runtime API reference: cudaMemcpyAsync, cudaStreamSynchronize (the work of a stream "
-        "runs in order, and is complete when cudaStreamSynchronize returns)"));
+        tutorial::Entry{"Runtime API reference: cudaMemcpyAsync",
+                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "must"}));
     const int engines = tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount);
     ctx.claim(tutorial::at_least(
-                  "process_pipelined finishes sooner than process_serial", serial_ms / pipelined_ms,
-                  1.3, "x",
+                  "pipelined_sooner", "process_pipelined finishes sooner than process_serial",
+                  t.serial_ms / t.pipelined_ms, 1.3, "x",
                   "the copies and the kernel still take turns. First step: cut the data into "
-                  "chunks and queue each chunk's copy up, kernel and copy down on its own stream"),
+                  "chunks and queue each chunk's copy up, kernel and copy down on its own stream")
+                  .again([&] {
+                      const Times again = time_both(b, wrong);
+                      return again.serial_ms / again.pipelined_ms;
+                  }),
               engines >= 2 ? "" : "this GPU has fewer than 2 copy engines (asyncEngineCount)");
 
-    CUDA_CHECK(cudaFree(device_out));
-    CUDA_CHECK(cudaFree(device_in));
-    CUDA_CHECK(cudaFreeHost(host_out));
-    CUDA_CHECK(cudaFreeHost(host_in));
+    CUDA_CHECK(cudaFree(b.device_out));
+    CUDA_CHECK(cudaFree(b.device_in));
+    CUDA_CHECK(cudaFreeHost(b.host_out));
+    CUDA_CHECK(cudaFreeHost(b.host_in));
     return ctx.verdict(wrong == 0, std::string(wrong == 0 ? "results right, " : "results wrong, ") +
-                                       tutorial::format("%.2fx", serial_ms / pipelined_ms) +
+                                       tutorial::format("%.2fx", t.serial_ms / t.pipelined_ms) +
                                        " faster than serial");
 }
 

@@ -52,15 +52,6 @@ std::uint64_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr attribute) {
     return value;
 }
 
-const char* type_name(cudaMemoryType type) {
-    switch (type) {
-        case cudaMemoryTypeHost: return "cudaMemoryTypeHost";
-        case cudaMemoryTypeDevice: return "cudaMemoryTypeDevice";
-        case cudaMemoryTypeManaged: return "cudaMemoryTypeManaged";
-        default: return "cudaMemoryTypeUnregistered";
-    }
-}
-
 // What each step showed. A step runs only where the one before it held.
 struct Seen {
     std::size_t bytes = 0;
@@ -121,8 +112,8 @@ void print(const Seen& s) {
     std::printf("give_device_access:  cudaMemPoolGetAccess for the device says %s\n",
                 s.access.c_str());
     if (!s.allocated) return;
-    std::printf("allocate_pinned:     %s, %s of the pool in use\n", type_name(s.type),
-                format_bytes(s.used).c_str());
+    std::printf("allocate_pinned:     %s, %s of the pool in use\n",
+                tutorial::memory_type_name(s.type).c_str(), format_bytes(s.used).c_str());
     if (s.written) {
         std::printf("a kernel wrote it:   the CPU read %zu of %zu values wrong\n", s.wrong,
                     s.bytes / sizeof(std::uint32_t));
@@ -134,36 +125,45 @@ void print(const Seen& s) {
 
 // The allocation and what followed it, once the device may access the pool.
 bool report_memory(Context& ctx, const Seen& s) {
+    const tutorial::Entry pool_attribute_entry{"Runtime API reference: cudaMemPoolGetAttribute",
+                                               "cudaMemPoolAttrUsedMemCurrent", "is"};
     const bool host = ctx.claim(tutorial::documented(
-        "allocate_pinned returns pinned host memory", s.type == cudaMemoryTypeHost,
-        std::string("cudaPointerGetAttributes says ") + type_name(s.type),
+        "host_memory", "allocate_pinned returns pinned host memory", s.type == cudaMemoryTypeHost,
+        std::string("cudaPointerGetAttributes says ") + tutorial::memory_type_name(s.type).c_str(),
         "the pool's memory is not the host's. First step: in create_pinned_pool, "
         "props.location.type = cudaMemLocationTypeHost and props.allocType = "
         "cudaMemAllocationTypePinned",
-        "Runtime API reference: cudaPointerGetAttributes, cudaMemPoolCreate"));
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes", "cudaMemoryTypeHost",
+                        "can"}));
     const bool from_pool = ctx.claim(tutorial::documented(
-        "the memory comes from the pool", s.used >= s.bytes,
+        "from_pool", "the memory comes from the pool", s.used >= s.bytes,
         format_bytes(s.used) + " of the pool in use for " + format_bytes(s.bytes),
         "it was allocated elsewhere. First step: in allocate_pinned, "
         "cudaMallocFromPoolAsync(&memory, bytes, pool, stream) in place of cudaMallocHost",
-        "Runtime API reference: cudaMallocFromPoolAsync, cudaMemPoolGetAttribute"));
+        pool_attribute_entry));
     if (!host || !from_pool) return false;
     const bool right = ctx.claim(tutorial::documented(
-        "a kernel writes the memory and the CPU reads the kernel's values", s.wrong == 0,
-        format("%zu of %zu values wrong", s.wrong, s.bytes / sizeof(std::uint32_t)),
-        "the access was given for another device", "Runtime API reference: cudaMemPoolSetAccess"));
+        "kernel_values", "a kernel writes the memory and the CPU reads the kernel's values",
+        s.wrong == 0, format("%zu of %zu values wrong", s.wrong, s.bytes / sizeof(std::uint32_t)),
+        "the access was given for another device",
+        tutorial::Entry{"Programming Guide, Stream Ordered Memory Allocator: Device "
+                        "Accessibility for Multi-GPU Support",
+                        "cudaMemPoolSetAccess", "can"}));
     const bool freed = ctx.claim(tutorial::documented(
-        "free_pinned gives the memory back to the pool", s.used_after_free < s.bytes,
-        format_bytes(s.used_after_free) + " of the pool still in use",
+        "freed_to_pool", "free_pinned gives the memory back to the pool",
+        s.used_after_free < s.bytes, format_bytes(s.used_after_free) + " of the pool still in use",
         "the allocation is still live. First step: in free_pinned, cudaFreeAsync(memory, stream)",
-        "Runtime API reference: cudaFreeAsync, cudaMemPoolGetAttribute"));
+        pool_attribute_entry));
     const bool kept = ctx.claim(tutorial::documented(
-        "the pool keeps the freed memory through a synchronize", s.reserved >= s.bytes,
+        "pool_keeps", "the pool keeps the freed memory through a synchronize",
+        s.reserved >= s.bytes,
         format_bytes(s.reserved) + " reserved after the free and a synchronize",
         "the pool gave it back at the synchronize. First step: in create_pinned_pool, "
         "cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) with keep = "
         "UINT64_MAX",
-        "Runtime API reference: cudaMemPoolGetAttribute (cudaMemPoolAttrReleaseThreshold)"));
+        tutorial::Entry{"Programming Guide, Stream Ordered Memory Allocator: Physical Page "
+                        "Caching Behavior",
+                        "cudaMemPoolAttrReleaseThreshold UINT64_MAX", "will"}));
     return right && freed && kept;
 }
 
@@ -174,21 +174,25 @@ Result check(Context& ctx) {
     const Seen s = try_the_pool(ctx.device, 64 * MiB);
     print(s);
     if (!ctx.claim(tutorial::documented(
-            "create_pinned_pool returns a pool", s.pool, s.pool ? "it does" : "it returned nullptr",
+            "pool_created", "create_pinned_pool returns a pool", s.pool,
+            s.pool ? "it does" : "it returned nullptr",
             "no pool was made. First step: in create_pinned_pool, cudaMemPoolCreate with "
             "props.location.type = cudaMemLocationTypeHost, props.allocType = "
             "cudaMemAllocationTypePinned and props.handleTypes = cudaMemHandleTypeNone",
-            "Runtime API reference: cudaMemPoolCreate"))) {
+            tutorial::Entry{"Runtime API reference: cudaMemPoolCreate",
+                            "cudaMemLocationTypeHost handleTypes", "must"}))) {
         return ctx.verdict(false, "no pool, so nothing else was tried");
     }
     if (!ctx.claim(tutorial::documented(
+            "device_access",
             "after give_device_access the device may read and write the pool's memory",
             s.accessible, "cudaMemPoolGetAccess says " + s.access,
             "a kernel would fault on the pool's memory, so none was launched. First step: give "
             "the device access: cudaMemPoolSetAccess(pool, &access, 1), with access.location = "
             "{cudaMemLocationTypeDevice, device} and access.flags = "
             "cudaMemAccessFlagsProtReadWrite",
-            "Runtime API reference: cudaMemPoolSetAccess, cudaMemPoolGetAccess"))) {
+            tutorial::Entry{"Runtime API reference: cudaMemPoolGetAccess", "location",
+                            "returns"}))) {
         return ctx.verdict(false, "the device has no access to the pool, so nothing was allocated");
     }
     const bool ok = report_memory(ctx, s);
