@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
             Section{"properties", "the device attributes pinned memory depends on"},
             Section{"basics", "device, pageable and pinned memory, a value through all three"},
             Section{"context", "which call creates the primary context (in a fresh process)"},
+            Section{"hidden_memory", "the memory a context and a module take, unasked"},
             Section{"error_checks", "the tutorial's checkRuntime next to CUDA_CHECK, one failure"},
             Section{"bandwidth", "copy GB/s from pageable, pinned, write-combined, registered",
                     pinned_size},
