@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
         {
             Section{"support", "VMM attributes and the allocation granularity"},
             Section{"basics", "create, reserve, map, access, use, tear down",
-                    Takes{}.size(1, 4 * GiB)},
+                    Takes{}.size(1, 4 * GiB).holds(1, 0)},
             Section{"growable", "realloc for device memory: map more, copy nothing"},
             Section{"aliasing", "one allocation at two addresses; the appendix's foo1/foo2"},
             Section{"access_control", "no access, read-only, read-write (fault)"},
