@@ -46,6 +46,20 @@ double pattern_gain(const Rates& r) {
     return r.read_gbps[1][0] / r.read_gbps[0][0];
 }
 
+void print_rates(const Rates& r) {
+    tutorial::Table table({{"memory"},
+                           {"contents"},
+                           {"write GB/s", Align::right},
+                           {"read GB/s", Align::right}});
+    for (const int c : {1, 0}) {
+        for (const int z : {1, 0}) {
+            table.add_row({c ? "compressible (granted)" : "ordinary", z ? "all zeros" : "pattern",
+                           format("%.0f", r.write_gbps[c][z]), format("%.0f", r.read_gbps[c][z])});
+        }
+    }
+    table.print();
+}
+
 }  // namespace
 
 tutorial::Result run_compression(tutorial::Context& ctx) {
@@ -74,17 +88,7 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
         format_bytes(bytes).c_str(), runs);
     int wrong = first.wrong_sums;
     const Rates r = time_rounds(ctx.device, bytes, runs, wrong);
-    tutorial::Table table({{"memory"},
-                           {"contents"},
-                           {"write GB/s", Align::right},
-                           {"read GB/s", Align::right}});
-    for (const int c : {1, 0}) {
-        for (const int z : {1, 0}) {
-            table.add_row({c ? "compressible (granted)" : "ordinary", z ? "all zeros" : "pattern",
-                           format("%.0f", r.write_gbps[c][z]), format("%.0f", r.read_gbps[c][z])});
-        }
-    }
-    table.print();
+    print_rates(r);
     const double peak = tutorial::peak_memory_gbps(ctx.device);
     std::printf(
         "\nCompare rows with the same contents: compressible memory wrote all-zero data %.2fx and\n"
