@@ -71,6 +71,17 @@ void print_pools(int device, const Rounds& r, std::size_t bytes, int rounds) {
         b.restored ? "yes" : "NO", rounds, r.pool_ms, r.malloc_ms);
 }
 
+// The maxSize pool, in a child: its lines printed.
+tutorial::ChildResult limit_in_child(int device, std::size_t bytes) {
+    const tutorial::ChildResult limit =
+        tutorial::run_child("pool_limit", {std::to_string(device), std::to_string(bytes)});
+    std::printf("A pool created with maxSize = limit = %s, in a child:\n",
+                format_bytes(bytes).c_str());
+    tutorial::print_child_output(limit);
+    std::printf("The child %s.\n\n", limit.describe().c_str());
+    return limit;
+}
+
 }  // namespace
 
 // Child role: a pool that may not grow past a limit, and the default pool beside it. Refused
@@ -96,12 +107,7 @@ tutorial::Result run_pools(tutorial::Context& ctx) {
     const int rounds = 7;
     const Rounds r = run_rounds(ctx.device, bytes, rounds);
     print_pools(ctx.device, r, bytes, rounds);
-    const tutorial::ChildResult limit =
-        tutorial::run_child("pool_limit", {std::to_string(ctx.device), std::to_string(bytes)});
-    std::printf("A pool created with maxSize = limit = %s, in a child:\n",
-                format_bytes(bytes).c_str());
-    tutorial::print_child_output(limit);
-    std::printf("The child %s.\n\n", limit.describe().c_str());
+    const tutorial::ChildResult limit = limit_in_child(ctx.device, bytes);
 
     const Fresh& f = r.first.fresh;
     const Blocks& b = r.first.blocks;
