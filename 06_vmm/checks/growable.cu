@@ -87,6 +87,8 @@ Times time_rounds(int device, const Plan& p, int rounds, std::size_t& wrong) {
 // way just before its cudaFree (both buffers held), the VMM way once grow_to returned.
 struct InUse {
     std::vector<std::size_t> copy, vmm;
+    int moves = 0;           // times the VMM buffer moved to a bigger reservation
+    std::size_t chunks = 0;  // its chunks at the end
 };
 
 std::size_t above(std::size_t baseline_free, std::size_t free_now) {
@@ -95,8 +97,11 @@ std::size_t above(std::size_t baseline_free, std::size_t free_now) {
 
 InUse measure_in_use(int device, const Plan& p, std::size_t& wrong) {
     vmm_checks::StepMemory memory;
-    wrong += walkthrough(device, p.sizes, p.reservation).wrong;
+    const Found found = walkthrough(device, p.sizes, p.reservation);
+    wrong += found.wrong;
     InUse in_use;
+    in_use.moves = found.moves;
+    in_use.chunks = found.chunks;
     const std::size_t copy_base = memory.at_start(malloc_copy).front();
     for (const std::size_t f : memory.at_start(free_old)) in_use.copy.push_back(above(copy_base, f));
     const std::size_t vmm_base = memory.at_start(grow_in_place).front();
@@ -155,9 +160,10 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
         "\nThe copying growth copies everything so far, so its time grows with the buffer, and\n"
         "for a moment it holds the old and the new buffer: %.2f times the new size when\n"
         "doubling to %s. The VMM growth creates and maps only the new chunk, so its cost follows\n"
-        "the growth, not the buffer, and what it holds is the buffer itself (%.2f times). When\n"
-        "the reservation ran out, the chunks were mapped at a bigger one, not copied.\n\n",
-        copy_peak, format_bytes(p.last).c_str(), vmm_peak);
+        "the growth, not the buffer, and what it holds is the buffer itself (%.2f times). The\n"
+        "reservation ran out %d times: each time the chunks were mapped at a bigger one, not\n"
+        "copied; the buffer ended as %zu chunks behind one range of addresses.\n\n",
+        copy_peak, format_bytes(p.last).c_str(), vmm_peak, in_use.moves, in_use.chunks);
 
     const std::string small = tutorial::why_too_small(
         p.last, least_for_timing,
@@ -198,8 +204,7 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
                   }));
     ctx.claim(tutorial::observed(
                   "vmm_peak",
-                  "doubling with VMM needs no more than the buffer itself (in use / new size "
-                  "<= 1.1)",
+                  "doubling with VMM needs no more than the buffer itself (peak / new size <= 1.1)",
                   vmm_peak <= 1.1, format("%.2fx", vmm_peak),
                   "no entry says how much device memory the driver's own books for a mapping "
                   "take"),
