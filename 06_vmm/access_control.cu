@@ -110,12 +110,12 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "read_before_grant") == 0) read_before_grant(0);
     if (argc > 1 && std::strcmp(argv[1], "write_read_only") == 0) write_read_only(0);
     const Found found = walkthrough(0);
-    std::printf("cuMemGetAccess: %s before any grant, %s, %s; reads of the read-only range %s, "
-                "%zu values wrong read-write\n",
-                tutorial::vmm_access_name(found.before_grant),
-                tutorial::vmm_access_name(found.read_only),
-                tutorial::vmm_access_name(found.read_write),
-                found.read_only_sum_right ? "right" : "WRONG", found.wrong);
+    std::printf(
+        "cuMemGetAccess: %s before any grant, %s, %s; reads of the read-only range %s, "
+        "%zu values wrong read-write\n",
+        tutorial::vmm_access_name(found.before_grant), tutorial::vmm_access_name(found.read_only),
+        tutorial::vmm_access_name(found.read_write), found.read_only_sum_right ? "right" : "WRONG",
+        found.wrong);
     return found.wrong == 0 && found.read_only_sum_right ? 0 : 1;
 }
 #endif

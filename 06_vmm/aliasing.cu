@@ -130,9 +130,10 @@ Found walkthrough(int device, std::size_t granules) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(0, 1);
-    std::printf("%zu values: %zu differ through B after a finished write through A; with the "
-                "event %zu wrong; without it foo2 still saw the input in %zu\n",
-                found.count, found.through_b, found.ordered_wrong, found.unordered_old);
+    std::printf(
+        "%zu values: %zu differ through B after a finished write through A; with the "
+        "event %zu wrong; without it foo2 still saw the input in %zu\n",
+        found.count, found.through_b, found.ordered_wrong, found.unordered_old);
     return found.through_b == 0 && found.ordered_wrong == 0 ? 0 : 1;
 }
 #endif

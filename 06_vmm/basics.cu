@@ -45,8 +45,8 @@ Found walkthrough(int device, std::size_t wanted) {
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;  // not shared with other processes
-    CU_CHECK(cuMemGetAllocationGranularity(&found.granularity, &prop,
-                                           CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CU_CHECK(
+        cuMemGetAllocationGranularity(&found.granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     found.bytes = (wanted + found.granularity - 1) / found.granularity * found.granularity;
     CUmemGenericAllocationHandle memory = 0;
     CU_CHECK(cuMemCreate(&memory, found.bytes, &prop, 0));  // flags: 0, the only value
@@ -96,11 +96,11 @@ Found walkthrough(int device, std::size_t wanted) {
 int main() {
     const std::size_t wanted = (std::size_t{3} << 20) + 1;  // rounded up to whole granules
     const Found found = walkthrough(0, wanted);
-    std::printf("%zu bytes wanted, %zu created (granularity %zu), mapped at 0x%llx: %zu values "
-                "wrong; the handle had back from the middle of the range is %s\n",
-                wanted, found.bytes, found.granularity,
-                static_cast<unsigned long long>(found.address), found.wrong,
-                found.same_handle ? "the one created" : "ANOTHER one");
+    std::printf(
+        "%zu bytes wanted, %zu created (granularity %zu), mapped at 0x%llx: %zu values "
+        "wrong; the handle had back from the middle of the range is %s\n",
+        wanted, found.bytes, found.granularity, static_cast<unsigned long long>(found.address),
+        found.wrong, found.same_handle ? "the one created" : "ANOTHER one");
     return found.wrong == 0 && found.same_handle ? 0 : 1;
 }
 #endif

@@ -74,8 +74,8 @@ struct Found {
 Found walkthrough(int device, std::size_t bytes) {
     Found found;
     // 0. Only a device that supports compression may be asked for it (the Guide's E.3.2.1).
-    found.supported = tutorial::driver_attribute(
-                          device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == 1;
+    found.supported =
+        tutorial::driver_attribute(device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == 1;
     if (!found.supported) return found;
     unsigned long long* sum = nullptr;
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));

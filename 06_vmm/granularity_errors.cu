@@ -105,9 +105,10 @@ int main(int argc, char** argv) {
     }
     const std::size_t wanted = (std::size_t{2} << 20) + 1;
     const Found found = walkthrough(0, wanted);
-    std::printf("%zu bytes wanted: %zu created, reserved and mapped (granularity %zu): %zu "
-                "values wrong\n",
-                wanted, found.bytes, found.granularity, found.wrong);
+    std::printf(
+        "%zu bytes wanted: %zu created, reserved and mapped (granularity %zu): %zu "
+        "values wrong\n",
+        wanted, found.bytes, found.granularity, found.wrong);
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

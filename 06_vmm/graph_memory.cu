@@ -120,8 +120,8 @@ Sharing two_lifetimes(int device, cudaStream_t stream, std::uint32_t* out, std::
     CUDA_CHECK(cudaGraphLaunch(exec, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     Sharing s;
-    CUDA_CHECK(cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh,
-                                              &s.reserved_high));
+    CUDA_CHECK(
+        cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &s.reserved_high));
     s.wrong = wrong_in(out, count);
     destroy(exec, graph);
     return s;
@@ -142,11 +142,11 @@ std::uint32_t* capture_unfreed(cudaStream_t stream, std::size_t count, cudaGraph
 // cudaGraphInstantiateFlagAutoFreeOnLaunch, each launch first frees what the last launch left,
 // and allocates at the same address.
 struct Unfreed {
-    std::size_t wrong = 0;                           // consume, in the stream after the graph
-    cudaError_t after_free = cudaErrorUnknown;       // a second launch once it was freed
+    std::size_t wrong = 0;                      // consume, in the stream after the graph
+    cudaError_t after_free = cudaErrorUnknown;  // a second launch once it was freed
     cudaError_t relaunch[2] = {cudaErrorUnknown, cudaErrorUnknown};  // auto-free, no free between
-    Books after_one, after_two;                      // the books after each relaunch
-    std::size_t wrong_relaunched = 0;                // what consume read at the same address
+    Books after_one, after_two;        // the books after each relaunch
+    std::size_t wrong_relaunched = 0;  // what consume read at the same address
 };
 
 Unfreed left_unfreed(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count) {
@@ -244,7 +244,7 @@ Found walkthrough(int device, std::size_t count, int steps) {
     f.trimmed = books(device);
 
     // 2. The same, captured from a stream.
-    CUDA_CHECK(cudaMemset(out, 0, count * sizeof *out));
+    CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof *out, stream));  // in the stream's order
     graph = capture_graph(stream, out, count);
     exec = instantiate(graph);
     CUDA_CHECK(cudaGraphLaunch(exec, stream));
@@ -259,7 +259,7 @@ Found walkthrough(int device, std::size_t count, int steps) {
 
     // 5. What a graph's allocation costs: the same step three ways, on 1 MiB of scratch.
     const std::size_t step_count = std::min<std::size_t>(count, std::size_t{1} << 18);
-    CUDA_CHECK(cudaMemset(out, 0, count * sizeof *out));
+    CUDA_CHECK(cudaMemsetAsync(out, 0, count * sizeof *out, stream));  // in the stream's order
     same_step_three_ways(stream, out, step_count, steps);
     f.steps_wrong = wrong_in(out, step_count);
     CUDA_CHECK(cudaDeviceGraphMemTrim(device));
@@ -314,22 +314,24 @@ int main(int argc, char** argv) {
         cudaStream_t stream = nullptr;
         CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
         const Misuse m = forbidden_calls(0, stream);
-        std::printf("relaunch with the allocation live: %s; a second instantiation: %s; a second "
-                    "free node: %s\n",
-                    cudaGetErrorName(m.relaunch), cudaGetErrorName(m.second_instance),
-                    cudaGetErrorName(m.second_free));
+        std::printf(
+            "relaunch with the allocation live: %s; a second instantiation: %s; a second "
+            "free node: %s\n",
+            cudaGetErrorName(m.relaunch), cudaGetErrorName(m.second_instance),
+            cudaGetErrorName(m.second_free));
         return 0;
     }
     const Found f = walkthrough(0, std::size_t{16} << 20, 50);
-    std::printf("graph allocator reserved %llu bytes before, %llu instantiated, %llu launched, "
-                "%llu destroyed, %llu trimmed; %zu + %zu values wrong; unfreed, relaunched with "
-                "auto-free: %s\n",
-                static_cast<unsigned long long>(f.before.reserved),
-                static_cast<unsigned long long>(f.instantiated.reserved),
-                static_cast<unsigned long long>(f.launched.reserved),
-                static_cast<unsigned long long>(f.destroyed.reserved),
-                static_cast<unsigned long long>(f.trimmed.reserved), f.built_wrong,
-                f.captured_wrong, cudaGetErrorName(f.unfreed.relaunch[0]));
+    std::printf(
+        "graph allocator reserved %llu bytes before, %llu instantiated, %llu launched, "
+        "%llu destroyed, %llu trimmed; %zu + %zu values wrong; unfreed, relaunched with "
+        "auto-free: %s\n",
+        static_cast<unsigned long long>(f.before.reserved),
+        static_cast<unsigned long long>(f.instantiated.reserved),
+        static_cast<unsigned long long>(f.launched.reserved),
+        static_cast<unsigned long long>(f.destroyed.reserved),
+        static_cast<unsigned long long>(f.trimmed.reserved), f.built_wrong, f.captured_wrong,
+        cudaGetErrorName(f.unfreed.relaunch[0]));
     return f.built_wrong == 0 && f.captured_wrong == 0 ? 0 : 1;
 }
 #endif

@@ -184,9 +184,10 @@ int main() {
         sizes.push_back(bytes);
     sizes.push_back(sizes.back() + (std::size_t{2} << 20));
     const Found found = walkthrough(0, sizes, std::size_t{16} << 20);
-    std::printf("grew to %zu MiB both ways: %zu values lost; the VMM buffer moved to a bigger "
-                "reservation %d times and ended as %zu chunks\n",
-                sizes.back() >> 20, found.wrong, found.moves, found.chunks);
+    std::printf(
+        "grew to %zu MiB both ways: %zu values lost; the VMM buffer moved to a bigger "
+        "reservation %d times and ended as %zu chunks\n",
+        sizes.back() >> 20, found.wrong, found.moves, found.chunks);
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

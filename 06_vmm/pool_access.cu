@@ -134,10 +134,11 @@ int main(int argc, char**) {
         return 0;
     }
     const Found found = walkthrough(std::size_t{16} << 20);
-    std::printf("GPU %d's access before the grant %d, after %d; wrong in its reads: %zu and %zu, "
-                "in what it wrote: %zu\n",
-                user, static_cast<int>(found.user_before), static_cast<int>(found.user_after),
-                found.earlier_wrong, found.later_wrong, found.written_wrong);
+    std::printf(
+        "GPU %d's access before the grant %d, after %d; wrong in its reads: %zu and %zu, "
+        "in what it wrote: %zu\n",
+        user, static_cast<int>(found.user_before), static_cast<int>(found.user_after),
+        found.earlier_wrong, found.later_wrong, found.written_wrong);
     return 0;
 }
 #endif

@@ -117,12 +117,13 @@ Found walkthrough(int device, std::size_t bytes) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(0, std::size_t{256} << 20);
-    std::printf("default threshold %llu; reserved after the free and synchronize: %llu bytes; "
-                "with UINT64_MAX: %llu bytes; after the trim: %llu bytes\n",
-                static_cast<unsigned long long>(found.default_threshold),
-                static_cast<unsigned long long>(found.freed.reserved),
-                static_cast<unsigned long long>(found.kept.reserved),
-                static_cast<unsigned long long>(found.trimmed.reserved));
+    std::printf(
+        "default threshold %llu; reserved after the free and synchronize: %llu bytes; "
+        "with UINT64_MAX: %llu bytes; after the trim: %llu bytes\n",
+        static_cast<unsigned long long>(found.default_threshold),
+        static_cast<unsigned long long>(found.freed.reserved),
+        static_cast<unsigned long long>(found.kept.reserved),
+        static_cast<unsigned long long>(found.trimmed.reserved));
     return 0;
 }
 #endif

@@ -61,7 +61,7 @@ Blocks three_ways(int device, cudaMemPool_t ours, std::size_t bytes, cudaStream_
     CUDA_CHECK(cudaDeviceGetDefaultMemPool(&default_pool, device));
     void* p = nullptr;
     CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, ours, stream));  // from our pool, by name
-    CUDA_CHECK(cudaFreeAsync(p, stream));                           // back to the pool it came from
+    CUDA_CHECK(cudaFreeAsync(p, stream));                          // back to the pool it came from
     CUDA_CHECK(cudaStreamSynchronize(stream));
     b.kept = attribute(ours, cudaMemPoolAttrReservedMemCurrent);
     b.kept_used = attribute(ours, cudaMemPoolAttrUsedMemCurrent);
@@ -157,12 +157,13 @@ Limit past_the_limit(int device, std::size_t limit) {
 int main() {
     const Found found = walkthrough(0, std::size_t{64} << 20);
     const Limit limit = past_the_limit(0, std::size_t{64} << 20);
-    std::printf("a new pool: threshold %llu, reserved %llu; ours kept %llu bytes; the current "
-                "pool was ours: %s; past maxSize: %s\n",
-                static_cast<unsigned long long>(found.fresh.threshold),
-                static_cast<unsigned long long>(found.fresh.reserved),
-                static_cast<unsigned long long>(found.blocks.kept),
-                found.blocks.current_was_ours ? "yes" : "no", cudaGetErrorName(limit.over));
+    std::printf(
+        "a new pool: threshold %llu, reserved %llu; ours kept %llu bytes; the current "
+        "pool was ours: %s; past maxSize: %s\n",
+        static_cast<unsigned long long>(found.fresh.threshold),
+        static_cast<unsigned long long>(found.fresh.reserved),
+        static_cast<unsigned long long>(found.blocks.kept),
+        found.blocks.current_was_ours ? "yes" : "no", cudaGetErrorName(limit.over));
     return 0;
 }
 #endif

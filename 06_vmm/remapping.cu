@@ -90,10 +90,11 @@ Forbidden forbidden_calls(int device) {
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "forbidden") {
         const Forbidden f = forbidden_calls(0);
-        std::printf("cuMemMap(b) over a: %s; cuMemMap(a) over itself: %s; cuMemAddressFree of "
-                    "the mapped range: %s\n",
-                    tutorial::driver_error_name(f.over), tutorial::driver_error_name(f.same),
-                    tutorial::driver_error_name(f.freed));
+        std::printf(
+            "cuMemMap(b) over a: %s; cuMemMap(a) over itself: %s; cuMemAddressFree of "
+            "the mapped range: %s\n",
+            tutorial::driver_error_name(f.over), tutorial::driver_error_name(f.same),
+            tutorial::driver_error_name(f.freed));
         return 0;
     }
     const Found found = walkthrough(0, 4);

@@ -87,10 +87,10 @@ void free_for_good(Sleeper& s) {
 
 // What the walkthrough found.
 struct Found {
-    std::size_t bytes = 0;               // the buffer, whole granules
-    bool same_address = false;           // woken at the addresses reserved at first
-    unsigned long long new_access = 0;   // cuMemGetAccess between cuMemMap and cuMemSetAccess
-    std::size_t wrong = 0;               // values read through the pointer taken before the sleep
+    std::size_t bytes = 0;              // the buffer, whole granules
+    bool same_address = false;          // woken at the addresses reserved at first
+    unsigned long long new_access = 0;  // cuMemGetAccess between cuMemMap and cuMemSetAccess
+    std::size_t wrong = 0;              // values read through the pointer taken before the sleep
 };
 
 Found walkthrough(int device, std::size_t wanted) {
@@ -129,10 +129,11 @@ Found walkthrough(int device, std::size_t wanted) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(0, std::size_t{64} << 20);
-    std::printf("%zu bytes put to sleep and woken %s; before cuMemSetAccess the new mapping had "
-                "%s; %zu values wrong through the old pointer\n",
-                found.bytes, found.same_address ? "at the same addresses" : "ELSEWHERE",
-                tutorial::vmm_access_name(found.new_access), found.wrong);
+    std::printf(
+        "%zu bytes put to sleep and woken %s; before cuMemSetAccess the new mapping had "
+        "%s; %zu values wrong through the old pointer\n",
+        found.bytes, found.same_address ? "at the same addresses" : "ELSEWHERE",
+        tutorial::vmm_access_name(found.new_access), found.wrong);
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

@@ -77,10 +77,10 @@ std::size_t copy_from_other_stream(std::size_t bytes, bool wait_for_event) {
 
 // What the walkthrough found.
 struct Found {
-    std::size_t count = 0;     // values in each block
-    Reuse reuse;               // step 3
-    std::size_t stale = 0;     // step 4: values the copy got that were not the new ones...
-    std::size_t wrong = 0;     // ...without the event, and with it
+    std::size_t count = 0;  // values in each block
+    Reuse reuse;            // step 3
+    std::size_t stale = 0;  // step 4: values the copy got that were not the new ones...
+    std::size_t wrong = 0;  // ...without the event, and with it
 };
 
 // Each free is called while a kernel of `busy_ms` runs on another stream.
@@ -126,10 +126,11 @@ Found walkthrough(std::size_t bytes, double busy_ms) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(std::size_t{64} << 20, 50.0);
-    std::printf("the stream's next allocation got %s block, %zu values wrong; another stream's "
-                "copy: %zu of %zu stale without the event, %zu with it\n",
-                found.reuse.first == found.reuse.second ? "the freed" : "another",
-                found.reuse.wrong, found.stale, found.count, found.wrong);
+    std::printf(
+        "the stream's next allocation got %s block, %zu values wrong; another stream's "
+        "copy: %zu of %zu stale without the event, %zu with it\n",
+        found.reuse.first == found.reuse.second ? "the freed" : "another", found.reuse.wrong,
+        found.stale, found.count, found.wrong);
     return found.reuse.wrong == 0 && found.wrong == 0 ? 0 : 1;
 }
 #endif

@@ -75,8 +75,8 @@ void free_stripe(const Stripe& s) {
 
 // What the walkthrough found.
 struct Found {
-    std::size_t chunk = 0;          // bytes per GPU
-    std::vector<int> first, last;   // cudaPointerGetAttributes' device for each chunk's bytes
+    std::size_t chunk = 0;           // bytes per GPU
+    std::vector<int> first, last;    // cudaPointerGetAttributes' device for each chunk's bytes
     std::vector<std::size_t> wrong;  // per writer: values the next GPU found not as written
 };
 
@@ -124,9 +124,10 @@ int main() {
     }
     const Found found = walkthrough(gpus, std::size_t{16} << 20);
     for (int g = 0; g < gpus; ++g) {
-        std::printf("chunk %d: first byte on GPU %d, last on GPU %d; GPU %d's writes, checked by "
-                    "the next GPU: %zu wrong\n",
-                    g, found.first[g], found.last[g], g, found.wrong[g]);
+        std::printf(
+            "chunk %d: first byte on GPU %d, last on GPU %d; GPU %d's writes, checked by "
+            "the next GPU: %zu wrong\n",
+            g, found.first[g], found.last[g], g, found.wrong[g]);
     }
     return 0;
 }

@@ -65,11 +65,12 @@ Found walkthrough(int device) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(0);
-    std::printf("VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED %d, HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED "
-                "%d, GENERIC_COMPRESSION_SUPPORTED %d, GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED %d\n"
-                "granularity: minimum %zu bytes, recommended %zu bytes\n",
-                found.vmm, found.posix_fd, found.compression, found.rdma,
-                found.granularity.minimum, found.granularity.recommended);
+    std::printf(
+        "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED %d, HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED "
+        "%d, GENERIC_COMPRESSION_SUPPORTED %d, GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED %d\n"
+        "granularity: minimum %zu bytes, recommended %zu bytes\n",
+        found.vmm, found.posix_fd, found.compression, found.rdma, found.granularity.minimum,
+        found.granularity.recommended);
     return 0;
 }
 #endif

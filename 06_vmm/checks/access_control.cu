@@ -23,8 +23,7 @@ const tutorial::Entry by_set_access{"Programming Guide, E.7 Control Access Right
                                     "cuMemSetAccess", "必須"};
 
 bool ended_early(const ChildResult& child, const char* after) {
-    return !child.succeeded() && !child.timed_out &&
-           child.output.find(after) == std::string::npos;
+    return !child.succeeded() && !child.timed_out && child.output.find(after) == std::string::npos;
 }
 
 }  // namespace
@@ -70,7 +69,8 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
         read_write.c_str(), f.wrong);
 
     const std::vector<std::string> device = {std::to_string(ctx.device)};
-    std::printf("\nThe mistake of step 1: a kernel reads the range before any grant (in a child):\n");
+    std::printf(
+        "\nThe mistake of step 1: a kernel reads the range before any grant (in a child):\n");
     const ChildResult none = tutorial::run_child("no_access", device);
     tutorial::print_child_output(none);
     std::printf("   The child %s.\n", none.describe().c_str());
@@ -87,29 +87,29 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
     const bool reads_worked = read_only == "PROT_READ" && f.read_only_sum_right;
     const bool read_write_worked = read_write == "PROT_READWRITE" && f.wrong == 0;
     const bool read_ended = ended_early(none, "the kernel finished");
+    ctx.claim(tutorial::documented("mapping_grants_nothing",
+                                   "a mapping alone grants nothing: cuMemGetAccess says PROT_NONE",
+                                   none_before, before + " before any cuMemSetAccess",
+                                   "the driver granted access by default", not_by_mapping));
     ctx.claim(tutorial::documented(
-        "mapping_grants_nothing", "a mapping alone grants nothing: cuMemGetAccess says PROT_NONE",
-        none_before, before + " before any cuMemSetAccess", "the driver granted access by default",
-        not_by_mapping));
-    ctx.claim(tutorial::documented(
-        "read_before_grant_ends",
-        "...and a kernel reading it ends the program (in a child)", read_ended,
+        "read_before_grant_ends", "...and a kernel reading it ends the program (in a child)",
+        read_ended,
         "the child " + none.describe() +
             (none.failed_with("cudaErrorIllegalAddress") ? ", cudaErrorIllegalAddress" : ""),
         "the kernel read memory it was not granted", not_by_mapping));
-    ctx.claim(tutorial::documented(
-        "read_only_reads", "PROT_READ lets kernels read the range", reads_worked,
-        format("cuMemGetAccess: %s, reads %s", read_only.c_str(),
-               f.read_only_sum_right ? "correct" : "WRONG"),
-        "the grant covered less than the range", by_set_access));
+    ctx.claim(tutorial::documented("read_only_reads", "PROT_READ lets kernels read the range",
+                                   reads_worked,
+                                   format("cuMemGetAccess: %s, reads %s", read_only.c_str(),
+                                          f.read_only_sum_right ? "correct" : "WRONG"),
+                                   "the grant covered less than the range", by_set_access));
     ctx.claim(tutorial::observed(
-        "read_only_write_fails",
-        "...and a kernel's write to it fails with cudaErrorIllegalAddress",
+        "read_only_write_fails", "...and a kernel's write to it fails with cudaErrorIllegalAddress",
         written.failed_with("cudaErrorIllegalAddress"), "the child " + written.describe(),
         "the reference calls PROT_READ read access and names no error for a write"));
     ctx.claim(tutorial::documented(
         "read_write_is_ordinary", "PROT_READWRITE makes the range ordinary device memory",
-        read_write_worked, format("cuMemGetAccess: %s, %zu values wrong", read_write.c_str(), f.wrong),
+        read_write_worked,
+        format("cuMemGetAccess: %s, %zu values wrong", read_write.c_str(), f.wrong),
         "the grant covered less than the range", by_set_access));
     const int as_documented = none_before + read_ended + reads_worked + read_write_worked;
     return ctx.verdict(as_documented == 4,

@@ -54,9 +54,8 @@ void narrate(const Measured& m, std::size_t wanted, int device, const std::strin
         "8. cuMemUnmap, then cuMemAddressFree. Free device memory: %s before, %s while\n"
         "   mapped, %s after.\n\n",
         wanted, format_bytes(f.bytes).c_str(), format_bytes(f.granularity).c_str(),
-        format_bytes(f.bytes).c_str(), static_cast<unsigned long long>(f.address), device,
-        f.wrong, f.bytes / sizeof(std::uint32_t), child.c_str(),
-        f.same_handle ? "the same" : "ANOTHER",
+        format_bytes(f.bytes).c_str(), static_cast<unsigned long long>(f.address), device, f.wrong,
+        f.bytes / sizeof(std::uint32_t), child.c_str(), f.same_handle ? "the same" : "ANOTHER",
         f.retained.type == CU_MEM_ALLOCATION_TYPE_PINNED ? "PINNED" : "other",
         f.retained.location.id, format_bytes(m.before).c_str(), format_bytes(m.mapped).c_str(),
         format_bytes(m.after).c_str());
@@ -100,8 +99,7 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
         tutorial::Entry{"Driver API reference: cuMemRelease", "handle mappings", "can"}));
     ctx.claim(tutorial::documented(
         "handle_from_any_address",
-        "the handle can be had back from any address inside the mapped range",
-        f.same_handle,
+        "the handle can be had back from any address inside the mapped range", f.same_handle,
         f.same_handle ? "the same handle value from the middle of the range" : "another handle",
         "the address given was outside the mapping",
         tutorial::Entry{"Driver API reference: cuMemRetainAllocationHandle", "addr cuMemMap",

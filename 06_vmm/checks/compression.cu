@@ -47,10 +47,8 @@ double pattern_gain(const Rates& r) {
 }
 
 void print_rates(const Rates& r) {
-    tutorial::Table table({{"memory"},
-                           {"contents"},
-                           {"write GB/s", Align::right},
-                           {"read GB/s", Align::right}});
+    tutorial::Table table(
+        {{"memory"}, {"contents"}, {"write GB/s", Align::right}, {"read GB/s", Align::right}});
     for (const int c : {1, 0}) {
         for (const int z : {1, 0}) {
             table.add_row({c ? "compressible (granted)" : "ordinary", z ? "all zeros" : "pattern",
@@ -106,8 +104,8 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
 
     // Compression saves DRAM traffic: a buffer the L2 cache holds, or one read in a few
     // microseconds, cannot show it (4097 bytes to 3 MiB measured 1.05x where 1.3x is needed).
-    const std::size_t l2 = static_cast<std::size_t>(
-        tutorial::device_attribute(ctx.device, cudaDevAttrL2CacheSize));
+    const std::size_t l2 =
+        static_cast<std::size_t>(tutorial::device_attribute(ctx.device, cudaDevAttrL2CacheSize));
     const std::size_t least = std::max<std::size_t>(std::size_t{256} << 20, 4 * l2);
     const std::string small = tutorial::why_too_small(
         bytes, least,

@@ -122,7 +122,8 @@ void claim_books(tutorial::Context& ctx, const Found& f, std::size_t bytes) {
         "first_launch_maps", "instantiating the graph maps no memory for it; its first launch does",
         f.instantiated.reserved == f.before.reserved && f.launched.reserved >= bytes,
         format("graph reserved %s before, %s instantiated, %s launched",
-               format_bytes(f.before.reserved).c_str(), format_bytes(f.instantiated.reserved).c_str(),
+               format_bytes(f.before.reserved).c_str(),
+               format_bytes(f.instantiated.reserved).c_str(),
                format_bytes(f.launched.reserved).c_str()),
         "the instantiation mapped the memory, or the launch took it from elsewhere",
         first_launch_maps));
@@ -143,8 +144,7 @@ void claim_books(tutorial::Context& ctx, const Found& f, std::size_t bytes) {
     // Such allocations may share physical memory (the Guide's word); whether they do is the
     // allocator's choice, shown by its reserved high watermark.
     ctx.claim(tutorial::observed(
-        "lifetimes_share",
-        "two allocations whose lifetimes do not overlap share physical memory",
+        "lifetimes_share", "two allocations whose lifetimes do not overlap share physical memory",
         static_cast<double>(f.sharing.reserved_high) <= 1.5 * static_cast<double>(bytes),
         format("the graph allocator reserved at most %s for two allocations of %s",
                format_bytes(f.sharing.reserved_high).c_str(), format_bytes(bytes).c_str()),
@@ -157,8 +157,7 @@ void claim_unfreed(tutorial::Context& ctx, const Unfreed& u, std::size_t bytes) 
         "an allocation a graph leaves unfreed is used after the launch and freed with "
         "cudaFreeAsync, and the graph can run again",
         u.wrong == 0 && u.after_free == cudaSuccess,
-        format("%zu wrong; the launch after the free: %s", u.wrong,
-               cudaGetErrorName(u.after_free)),
+        format("%zu wrong; the launch after the free: %s", u.wrong, cudaGetErrorName(u.after_free)),
         "the free did not reach the graph allocator before the second launch",
         tutorial::Entry{"Runtime API reference: cudaGraphAddMemAllocNode", "accessed stream",
                         "can"}));
@@ -173,14 +172,13 @@ void claim_unfreed(tutorial::Context& ctx, const Unfreed& u, std::size_t bytes) 
         "auto_free_relaunches",
         "with cudaGraphInstantiateFlagAutoFreeOnLaunch the graph relaunches with its allocation "
         "unfreed, at the same address, freeing the last launch's first",
-        u.relaunch[0] == cudaSuccess && u.relaunch[1] == cudaSuccess &&
-            u.wrong_relaunched == 0 && freed_first,
+        u.relaunch[0] == cudaSuccess && u.relaunch[1] == cudaSuccess && u.wrong_relaunched == 0 &&
+            freed_first,
         format("relaunches %s and %s, %zu wrong at the address; graph used %s and reserved %s "
                "after one relaunch, %s and %s after two",
-               cudaGetErrorName(u.relaunch[0]), cudaGetErrorName(u.relaunch[1]),
-               u.wrong_relaunched, format_bytes(u.after_one.used).c_str(),
-               format_bytes(u.after_one.reserved).c_str(), format_bytes(u.after_two.used).c_str(),
-               format_bytes(u.after_two.reserved).c_str()),
+               cudaGetErrorName(u.relaunch[0]), cudaGetErrorName(u.relaunch[1]), u.wrong_relaunched,
+               format_bytes(u.after_one.used).c_str(), format_bytes(u.after_one.reserved).c_str(),
+               format_bytes(u.after_two.used).c_str(), format_bytes(u.after_two.reserved).c_str()),
         "the flag was not honoured, or the allocation moved",
         tutorial::Entry{"Runtime API reference: cudaGraphLaunch",
                         "cudaGraphInstantiateFlagAutoFreeOnLaunch", "will"}));

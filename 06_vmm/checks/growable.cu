@@ -47,11 +47,10 @@ Plan plan(int device, bool quick) {
     // is free now.
     const double budget = 0.6 * static_cast<double>(vmm_checks::StepMemory::free_now());
     p.last = 2 * p.granule;
-    while (p.last * 2 <= most && static_cast<double>(4 * p.last + p.granule) <= budget)
-        p.last *= 2;
+    while (p.last * 2 <= most && static_cast<double>(4 * p.last + p.granule) <= budget) p.last *= 2;
     // A reservation smaller than the buffer, so that it runs out on the way (and moves).
-    p.reservation = std::max(p.granule, std::min<std::size_t>(quick ? (16 << 20) : (1 << 30),
-                                                              p.last / 2));
+    p.reservation =
+        std::max(p.granule, std::min<std::size_t>(quick ? (16 << 20) : (1 << 30), p.last / 2));
     for (std::size_t s = p.granule; s <= p.last; s *= 2) p.sizes.push_back(s);
     p.sizes.push_back(p.last + p.granule);
     return p;
@@ -103,9 +102,11 @@ InUse measure_in_use(int device, const Plan& p, std::size_t& wrong) {
     in_use.moves = found.moves;
     in_use.chunks = found.chunks;
     const std::size_t copy_base = memory.at_start(malloc_copy).front();
-    for (const std::size_t f : memory.at_start(free_old)) in_use.copy.push_back(above(copy_base, f));
+    for (const std::size_t f : memory.at_start(free_old))
+        in_use.copy.push_back(above(copy_base, f));
     const std::size_t vmm_base = memory.at_start(grow_in_place).front();
-    for (const std::size_t f : memory.at_end(grow_in_place)) in_use.vmm.push_back(above(vmm_base, f));
+    for (const std::size_t f : memory.at_end(grow_in_place))
+        in_use.vmm.push_back(above(vmm_base, f));
     return in_use;
 }
 
@@ -170,15 +171,15 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
         "the largest buffer that fits twice in free device memory here; below it, copying it is "
         "lost in cudaMalloc's own cost");
     const auto again = [&] { return time_rounds(ctx.device, p, rounds, wrong); };
-    ctx.claim(tutorial::at_least(
-                  "copy_grows",
-                  format("growing by one granule by copying costs more at %s than at %s "
-                         "(time at the larger / at the smaller)",
-                         format_bytes(p.last).c_str(), format_bytes(p.granule).c_str()),
-                  copy_growth_ratio(t), 2.0, "x",
-                  "the copy was too small to matter next to cudaMalloc's own cost")
-                  .again([&] { return copy_growth_ratio(again()); }),
-              small);
+    ctx.claim(
+        tutorial::at_least("copy_grows",
+                           format("growing by one granule by copying costs more at %s than at %s "
+                                  "(time at the larger / at the smaller)",
+                                  format_bytes(p.last).c_str(), format_bytes(p.granule).c_str()),
+                           copy_growth_ratio(t), 2.0, "x",
+                           "the copy was too small to matter next to cudaMalloc's own cost")
+            .again([&] { return copy_growth_ratio(again()); }),
+        small);
     ctx.claim(tutorial::at_least(
                   "vmm_cheaper",
                   format("at %s, growing by one granule with VMM is several times cheaper than "
@@ -199,7 +200,8 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
                                  "the old buffer was freed before the new one was counted, or "
                                  "another process freed memory meanwhile")
                   .again([&] {
-                      return static_cast<double>(measure_in_use(ctx.device, p, wrong).copy[doubled]) /
+                      return static_cast<double>(
+                                 measure_in_use(ctx.device, p, wrong).copy[doubled]) /
                              p.last;
                   }));
     ctx.claim(tutorial::observed(

@@ -143,18 +143,17 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
                                  : "other flags (see the child's line)",
                read_granted ? "right" : "WRONG"),
         "peer access reached the VMM allocation, or the grant did not work",
-        tutorial::Entry{"Programming Guide, E.7 Control Access Rights", "cuMemSetAccess",
-                        "必須"}));
+        tutorial::Entry{"Programming Guide, E.7 Control Access Rights", "cuMemSetAccess", "必須"}));
     ctx.claim(tutorial::observed(
         "not_granted_faults",
         "...and a peer kernel reading the one not granted fails with cudaErrorIllegalAddress",
         faulted, "the child " + child.describe() + (faulted ? ", cudaErrorIllegalAddress" : ""),
         "the Guide (E.7) says a kernel touching a range without access crashes the program, and "
         "names no error code"));
-    return ctx.verdict(read_granted && access_as_granted && c.last.granted ==
-                                                                 CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-                       "GPU 0 read the granted allocation right; cuMemGetAccess gave GPU 0 "
-                       "PROT_READWRITE there and PROT_NONE on the other, peer access enabled");
+    return ctx.verdict(
+        read_granted && access_as_granted && c.last.granted == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        "GPU 0 read the granted allocation right; cuMemGetAccess gave GPU 0 "
+        "PROT_READWRITE there and PROT_NONE on the other, peer access enabled");
 }
 
 TUTORIAL_SECTION(peer_access_control, run_peer_access_control);

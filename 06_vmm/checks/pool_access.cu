@@ -81,8 +81,8 @@ tutorial::Result run_pool_access(tutorial::Context& ctx) {
         "  the block from after it:         %zu of %zu values wrong\n"
         "  GPU %d wrote the second block; GPU %d found %zu of %zu values not as written\n\n",
         owner, owner, flags_name(f.owner_before), user, flags_name(f.user_before),
-        tutorial::format_bytes(bytes).c_str(), user, grant_ms, user, flags_name(f.user_after),
-        user, f.earlier_wrong, count, f.later_wrong, count, user, owner, f.written_wrong, count);
+        tutorial::format_bytes(bytes).c_str(), user, grant_ms, user, flags_name(f.user_after), user,
+        f.earlier_wrong, count, f.later_wrong, count, user, owner, f.written_wrong, count);
     std::printf("In a child process, peer access from GPU %d to GPU %d enabled:\n", user, owner);
     const tutorial::ChildResult child = tutorial::run_child("pool_peer_read", {});
     tutorial::print_child_output(child);

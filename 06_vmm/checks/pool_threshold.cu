@@ -116,7 +116,8 @@ tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
                         "threshold default", "will"}));
     ctx.claim(tutorial::observed(
         "emptied_at_synchronize", "...and at a synchronize the pool gave all its memory back",
-        emptied, format("reserved after the synchronize: %s", format_bytes(f.freed.reserved).c_str()),
+        emptied,
+        format("reserved after the synchronize: %s", format_bytes(f.freed.reserved).c_str()),
         "the cudaMemPoolAttrReleaseThreshold entry says the allocator will try to release memory "
         "above the threshold at a synchronize, not how much it gives back"));
     ctx.claim(tutorial::documented(
@@ -134,8 +135,9 @@ tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
     // The comparison needs an emptied pool (where this driver kept the memory at threshold 0,
     // both allocations were lookups) and a block worth mapping: below 256 MiB, mapping fresh
     // memory costs about as much as the synchronize that ends both timings.
-    std::string not_judged = emptied ? "" : "the pool kept memory at threshold 0, so nothing was "
-                                            "emptied";
+    std::string not_judged = emptied ? ""
+                                     : "the pool kept memory at threshold 0, so nothing was "
+                                       "emptied";
     if (not_judged.empty())
         not_judged = tutorial::why_too_small(bytes, 256 << 20,
                                              "mapping so little costs about as much as the "
@@ -150,9 +152,9 @@ tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
                       return n.emptied_ms / n.kept_ms;
                   }),
               not_judged);
-    return ctx.verdict(as_promised == 4,
-                       format("%d of 4 steps left the pool's attributes as the reference promises",
-                              as_promised));
+    return ctx.verdict(
+        as_promised == 4,
+        format("%d of 4 steps left the pool's attributes as the reference promises", as_promised));
 }
 
 TUTORIAL_SECTION(pool_threshold, run_pool_threshold);

@@ -60,8 +60,8 @@ void print_pools(int device, const Rounds& r, std::size_t bytes, int rounds) {
                    format_bytes(b.kept_used), ""});
     table.add_row({"default (cudaMallocAsync), in use", format_bytes(b.ours_reserved),
                    format_bytes(b.ours_used), format_bytes(b.default_used)});
-    table.add_row({"ours, made current (cudaDeviceSetMemPool)", "",
-                   format_bytes(b.redirected_used), ""});
+    table.add_row(
+        {"ours, made current (cudaDeviceSetMemPool)", "", format_bytes(b.redirected_used), ""});
     table.print();
     std::printf(
         "\nThe default pool was current again afterwards: %s.\n"

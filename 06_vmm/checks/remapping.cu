@@ -43,8 +43,8 @@ tutorial::Result run_remapping(tutorial::Context& ctx) {
     for (std::size_t round = 0; round < f.wrong.size(); ++round) {
         wrong += f.wrong[round];
         std::printf("round %zu: %c mapped, %s, %zu of %zu values wrong\n", round + 1,
-                    round % 2 == 0 ? 'a' : 'b', round < 2 ? "filled" : "read back",
-                    f.wrong[round], f.bytes / sizeof(std::uint32_t));
+                    round % 2 == 0 ? 'a' : 'b', round < 2 ? "filled" : "read back", f.wrong[round],
+                    f.bytes / sizeof(std::uint32_t));
     }
     std::printf(
         "\nThe range is only a window: unmapping closes it, and the memory behind it keeps its\n"
@@ -73,12 +73,11 @@ tutorial::Result run_remapping(tutorial::Context& ctx) {
         "cuMemMap returned " + over + ", and " + same + " for a again",
         "the cuMemMap entry says it can only create mappings on reservations that are not "
         "currently mapped, and names no error for trying"));
-    ctx.claim(tutorial::observed("free_mapped_refused",
-                                 "a range still mapped is not given back by cuMemAddressFree",
-                                 freed.rfind("CUDA_ERROR", 0) == 0,
-                                 "cuMemAddressFree returned " + freed,
-                                 "the Guide (E.4) asks for the whole range to be unmapped before "
-                                 "cuMemAddressFree and names no error for a range still mapped"));
+    ctx.claim(tutorial::observed(
+        "free_mapped_refused", "a range still mapped is not given back by cuMemAddressFree",
+        freed.rfind("CUDA_ERROR", 0) == 0, "cuMemAddressFree returned " + freed,
+        "the Guide (E.4) asks for the whole range to be unmapped before "
+        "cuMemAddressFree and names no error for a range still mapped"));
     return ctx.verdict(wrong == 0 && done == rounds,
                        format("%d rounds of mapping in turns kept both allocations' data", done));
 }

@@ -125,13 +125,13 @@ tutorial::Result run_sleep_wake(tutorial::Context& ctx) {
         "after waking, a pointer taken before the sleep reads the saved data", f.wrong == 0,
         format("%zu values wrong", f.wrong), "the restore copied to another range",
         tutorial::Entry{"Driver API reference: cuMemUnmap", "cuMemMap", "can"}));
-    ctx.claim(tutorial::at_least("wake_takes_memory",
-                                 "waking takes the memory again (fall of free device memory / "
-                                 "the buffer)",
-                                 taken(n), 0.9, "x",
-                                 "another process freed memory at the same time")
-                  .again([&] { return taken(one_night(ctx.device, wanted)); }),
-              small);
+    ctx.claim(
+        tutorial::at_least("wake_takes_memory",
+                           "waking takes the memory again (fall of free device memory / "
+                           "the buffer)",
+                           taken(n), 0.9, "x", "another process freed memory at the same time")
+            .again([&] { return taken(one_night(ctx.device, wanted)); }),
+        small);
     ctx.claim(
         tutorial::observed("release_twice_refused", "releasing a handle a second time is refused",
                            answer.find("CUDA_SUCCESS") == std::string::npos && twice.succeeded(),

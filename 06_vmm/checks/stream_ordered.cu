@@ -74,19 +74,20 @@ tutorial::Result run_stream_ordered(tutorial::Context& ctx) {
                   "the cudaFree entry says it may perform implicit synchronization for memory "
                   "not from cudaMallocAsync or cudaMallocFromPoolAsync"),
               tutorial::why_timing_not_judged());
-    ctx.claim(tutorial::at_least("free_async_returns",
-                                 "cudaFreeAsync returns without waiting for the kernel on the "
-                                 "other stream (kernel time / cudaFreeAsync time)",
-                                 busy_ms / t.free_async_ms, 20.0, "x",
-                                 "cudaFreeAsync synchronized with the device")
-                  .again([&] { return busy_ms / timed_walkthrough(bytes, busy_ms).free_async_ms; }));
+    ctx.claim(
+        tutorial::at_least("free_async_returns",
+                           "cudaFreeAsync returns without waiting for the kernel on the "
+                           "other stream (kernel time / cudaFreeAsync time)",
+                           busy_ms / t.free_async_ms, 20.0, "x",
+                           "cudaFreeAsync synchronized with the device")
+            .again([&] { return busy_ms / timed_walkthrough(bytes, busy_ms).free_async_ms; }));
     ctx.claim(tutorial::documented(
         "reuse_in_stream_order",
         "the stream's next allocation after cudaFreeAsync needs no synchronization: in stream "
         "order it sees only its own writes",
         f.reuse.wrong == 0,
-        format("%s, %zu values wrong", f.reuse.first == f.reuse.second ? "same address" : "another address",
-               f.reuse.wrong),
+        format("%s, %zu values wrong",
+               f.reuse.first == f.reuse.second ? "same address" : "another address", f.reuse.wrong),
         "the stream's work ran out of order",
         tutorial::Entry{"Runtime API reference: Stream Ordered Memory Allocator", "reallocate",
                         "will"}));

@@ -84,8 +84,8 @@ tutorial::Result run_striped(tutorial::Context& ctx) {
         "at offset g x %s; one cuMemSetAccess grants all %d GPUs the whole range.\n\n",
         tutorial::format_bytes(f.chunk * gpus).c_str(), gpus,
         tutorial::format_bytes(f.chunk).c_str(), tutorial::format_bytes(f.chunk).c_str(), gpus);
-    tutorial::Table owners({{"chunk"}, {"cudaPointerGetAttributes: device of its first byte"},
-                            {"of its last byte"}});
+    tutorial::Table owners(
+        {{"chunk"}, {"cudaPointerGetAttributes: device of its first byte"}, {"of its last byte"}});
     int owners_right = 0;
     for (int g = 0; g < gpus; ++g) {
         owners_right += f.first[g] == g && f.last[g] == g;
@@ -101,7 +101,8 @@ tutorial::Result run_striped(tutorial::Context& ctx) {
                            {"next GPU's chunk GB/s", tutorial::Align::right},
                            {"whole range GB/s", tutorial::Align::right}});
     for (int w = 0; w < gpus; ++w) {
-        table.add_row({format("GPU %d", w), format("%.1f", tutorial::gb_per_s(f.chunk, r.own_ms[w])),
+        table.add_row({format("GPU %d", w),
+                       format("%.1f", tutorial::gb_per_s(f.chunk, r.own_ms[w])),
                        format("%.1f", tutorial::gb_per_s(f.chunk, r.peer_ms[w])),
                        format("%.1f", tutorial::gb_per_s(f.chunk * gpus, r.whole_ms[w]))});
     }
@@ -111,12 +112,13 @@ tutorial::Result run_striped(tutorial::Context& ctx) {
         "bytes are, the mappings do. A kernel writes its own GPU's chunk at device-memory speed\n"
         "and the others' over the link between the GPUs. The next GPU found %zu values wrong.\n\n",
         gpus, r.wrong);
-    ctx.claim(tutorial::documented(
-        "chunk_owners_named", "cudaPointerGetAttributes names each chunk's GPU, first byte and last",
-        owners_right == gpus, format("%d of %d chunks", owners_right, gpus),
-        "the chunks were not mapped where they were created",
-        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes", "against allocated",
-                        "is"}));
+    ctx.claim(
+        tutorial::documented("chunk_owners_named",
+                             "cudaPointerGetAttributes names each chunk's GPU, first byte and last",
+                             owners_right == gpus, format("%d of %d chunks", owners_right, gpus),
+                             "the chunks were not mapped where they were created",
+                             tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                                             "against allocated", "is"}));
     ctx.claim(tutorial::at_least("own_chunk_faster",
                                  "a kernel writes its own GPU's chunk much faster than a peer's "
                                  "(slowest writer, peer / own time)",

@@ -1,10 +1,10 @@
 // The course's check of exercise ex06_alias (the task is in ../alias.cu): the learner's two
 // addresses must show the same memory, which must be taken once, and given back.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/patterns.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
+#include "common/patterns.hpp"
 #include "common/vmm.hpp"
 
 #include <cuda.h>
@@ -57,19 +57,20 @@ Result check(Context& ctx) {
     }
     const Aliased a = alias(ctx.device);
     const std::size_t count = a.bytes / sizeof(std::uint32_t);
-    std::printf("first 0x%llx, second 0x%llx; %zu of %zu values differ; %.2f times the size in "
-                "use while mapped, %.2f after unmap_twice\n",
-                static_cast<unsigned long long>(a.first), static_cast<unsigned long long>(a.second),
-                a.differ, count, a.used, a.left);
+    std::printf(
+        "first 0x%llx, second 0x%llx; %zu of %zu values differ; %.2f times the size in "
+        "use while mapped, %.2f after unmap_twice\n",
+        static_cast<unsigned long long>(a.first), static_cast<unsigned long long>(a.second),
+        a.differ, count, a.used, a.left);
     const bool aliased = a.first != a.second && a.differ == 0;
     ctx.claim(tutorial::documented(
         "reads_through_both",
         "what a kernel writes through the first address reads the same through the second, "
         "another address",
         aliased,
-        a.first == a.second ? "the two addresses are the same"
-                            : std::to_string(a.differ) + " of " + std::to_string(count) +
-                                  " values differ",
+        a.first == a.second
+            ? "the two addresses are the same"
+            : std::to_string(a.differ) + " of " + std::to_string(count) + " values differ",
         a.first == a.second ? "both are one range. First step: two cuMemAddressReserve calls, "
                               "one per address"
                             : "the two addresses have memory of their own. First step: one "
@@ -80,8 +81,8 @@ Result check(Context& ctx) {
     // which takes device memory of its own.
     const bool once = ctx.claim(
         tutorial::at_most("taken_once",
-                          "the memory is taken once (in use while mapped twice / the size)",
-                          a.used, 1.1, "x",
+                          "the memory is taken once (in use while mapped twice / the size)", a.used,
+                          1.1, "x",
                           "two allocations. First step: create the physical memory once and map "
                           "it twice")
             .again([&] { return alias(ctx.device).used; }));

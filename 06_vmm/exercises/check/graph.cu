@@ -1,8 +1,8 @@
 // The course's check of exercise ex06_graph (the task is in ../graph.cu): the learner's step must
 // run as a graph whose scratch memory comes from the graph allocator, and give the right result.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 
 #include <cuda_runtime.h>
@@ -57,8 +57,8 @@ Result check(Context& ctx) {
         wrong += wrong_values(out, count);
     }
     std::uint64_t reserved = 0;
-    CUDA_CHECK(cudaDeviceGetGraphMemAttribute(ctx.device, cudaGraphMemAttrReservedMemCurrent,
-                                              &reserved));
+    CUDA_CHECK(
+        cudaDeviceGetGraphMemAttribute(ctx.device, cudaGraphMemAttrReservedMemCurrent, &reserved));
     if (graph != nullptr) CUDA_CHECK(cudaGraphExecDestroy(graph));
     CUDA_CHECK(cudaDeviceGraphMemTrim(ctx.device));
     const std::size_t left = tutorial::device_memory_used_since(free_at_start);
@@ -86,8 +86,8 @@ Result check(Context& ctx) {
         tutorial::Entry{"Runtime API reference: cudaGraphAddMemAllocNode",
                         "cudaGraphAddMemFreeNode", "can"}));
     return ctx.verdict(graph != nullptr && reserved >= bytes && wrong == 0,
-                       std::to_string(steps) + " steps: " +
-                           (graph != nullptr ? "one graph launch each" : "no graph") +
+                       std::to_string(steps) +
+                           " steps: " + (graph != nullptr ? "one graph launch each" : "no graph") +
                            ", graph allocator " + format_bytes(reserved) + ", " +
                            std::to_string(wrong) + " values wrong");
 }

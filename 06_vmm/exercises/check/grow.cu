@@ -1,11 +1,11 @@
 // The course's check of exercise ex06_grow (the task is in ../grow.cu): the learner's buffer
 // must keep its address and its data as it grows, hold only as much device memory as its size,
 // and give it all back.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/patterns.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
+#include "common/patterns.hpp"
 #include "common/vmm.hpp"
 
 #include <cuda.h>
@@ -37,9 +37,9 @@ std::uint32_t* values(CUdeviceptr address) {
 
 // One run of the learner's buffer: grown from 64 MiB to 160 and 320 MiB (room for 1 GiB).
 struct Growth {
-    int moved = 0, lost = 0;     // growths that moved the buffer, that lost values
-    double worst_off = 0.0;      // the largest gap between memory in use and size, in granules
-    double left = 0.0;           // memory still in use after growable_destroy, in granules
+    int moved = 0, lost = 0;  // growths that moved the buffer, that lost values
+    double worst_off = 0.0;   // the largest gap between memory in use and size, in granules
+    double left = 0.0;        // memory still in use after growable_destroy, in granules
 };
 
 Growth grow(int device, bool print) {
@@ -50,8 +50,8 @@ Growth grow(int device, bool print) {
     const CUdeviceptr first = growable_resize(buffer, 64 * MiB);
     fill_on_device(values(first), 64 * MiB / 4, 7);
     if (print) {
-        std::printf("%-10s  %-18s  %-10s  %-14s  %s\n", "size", "address", "moved",
-                    "values kept", "device memory in use");
+        std::printf("%-10s  %-18s  %-10s  %-14s  %s\n", "size", "address", "moved", "values kept",
+                    "device memory in use");
     }
     Growth r;
     std::size_t old_size = 64 * MiB;
@@ -118,7 +118,8 @@ Result check(Context& ctx) {
             .again([&] { return grow(ctx.device, false).left; }));
     const bool ok = r.moved == 0 && r.lost == 0 && sized && freed;
     return ctx.verdict(ok, std::to_string(2 - r.moved) + " of 2 growths in place, " +
-                               std::to_string(2 - r.lost) + " kept the values, the largest gap "
+                               std::to_string(2 - r.lost) +
+                               " kept the values, the largest gap "
                                "between memory in use and size " +
                                tutorial::format("%.1f", r.worst_off) + " granules");
 }
