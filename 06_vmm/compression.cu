@@ -1,11 +1,13 @@
-// Section compression: ask cuMemCreate for compressible memory and read back what the driver
-// granted. (checks/compression.cu times kernels writing and reading zeros, which compress, and a
-// pattern, which does not, in compressible and ordinary memory.)
+// Section compression: compressible memory from cuMemCreate; faster for data that compresses?
 #include "common/check.hpp"
+#include "common/device.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 #include "common/vmm.hpp"
 
-#include <cstddef>
+#include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -15,8 +17,8 @@ struct Region {
     bool compressed;  // what the driver says it granted
 };
 
-// Step 1. Device memory on `device`; with `compressible`, a request for compression that the driver
-// may grant or not (it says which in the properties it reports back for the handle).
+// Device memory on `device`; with `compressible`, a request for compression that the driver may
+// grant or not (it says which in the properties it reports back for the handle).
 CUmemAllocationProp properties(int device, bool compressible) {
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -27,7 +29,8 @@ CUmemAllocationProp properties(int device, bool compressible) {
     return prop;
 }
 
-// Step 2. Create it, read back what was granted, and map it like any other VMM allocation.
+// Create it, read back what was granted, and map it like any other VMM allocation. `bytes` is a
+// multiple of the granularity of both kinds.
 Region make_region(int device, std::size_t bytes, bool compressible) {
     static const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     static const auto cuMemGetAllocationPropertiesFromHandle =
@@ -44,4 +47,79 @@ Region make_region(int device, std::size_t bytes, bool compressible) {
     return {address, bytes, granted.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC};
 }
 
+__global__ void write_zeros(uint4* data, std::size_t vectors) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < vectors;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = make_uint4(0, 0, 0, 0);
+    }
+}
+
+// The steps, by memory ([compressible]) and contents ([zeros]).
+constexpr const char* writes[2][2] = {
+    {"ordinary memory: a kernel writes the pattern", "ordinary memory: a kernel writes zeros"},
+    {"compressible memory: a kernel writes the pattern",
+     "compressible memory: a kernel writes zeros"}};
+constexpr const char* reads[2][2] = {
+    {"ordinary memory: a kernel reads the pattern", "ordinary memory: a kernel reads zeros"},
+    {"compressible memory: a kernel reads the pattern",
+     "compressible memory: a kernel reads zeros"}};
+
+// What the walkthrough found.
+struct Found {
+    bool supported = false;  // GENERIC_COMPRESSION_SUPPORTED
+    bool granted = false;    // the driver granted the compressible request
+    int wrong_sums = 0;      // reads whose sum was not what was written (0 when right)
+};
+
+Found walkthrough(int device, std::size_t bytes) {
+    Found found;
+    // 0. Only a device that supports compression may be asked for it (the Guide's E.3.2.1).
+    found.supported =
+        tutorial::driver_attribute(device, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == 1;
+    if (!found.supported) return found;
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    for (const bool compressible : {true, false}) {
+        // 1. The memory: compressible asked for (and what was granted), or ordinary.
+        const Region region = make_region(device, bytes, compressible);
+        if (compressible) found.granted = region.compressed;
+        auto* data = reinterpret_cast<std::uint32_t*>(region.address);
+        const std::size_t count = bytes / sizeof *data;
+        // 2. Contents that compress (zeros) and contents that do not (the pattern): a kernel
+        //    writes the whole buffer, another reads and sums it.
+        for (const bool zeros : {true, false}) {
+            tutorial::step(writes[compressible][zeros]);
+            if (zeros) {
+                write_zeros<<<1024, 256>>>(reinterpret_cast<uint4*>(data), count / 4);
+                CUDA_CHECK_LAUNCH();
+            } else {
+                fill_on_device_async(data, count, 13, nullptr);
+            }
+            tutorial::step_end();
+            CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+            tutorial::step(reads[compressible][zeros]);
+            sum_on_device_async(data, count, sum, nullptr);
+            tutorial::step_end();
+            unsigned long long total = 0;
+            CUDA_CHECK(cudaMemcpy(&total, sum, sizeof total, cudaMemcpyDeviceToHost));
+            found.wrong_sums += total != (zeros ? 0 : pattern_sum(count, 13));
+        }
+        // 3. Unmapped like any VMM memory: the last mapping goes, and the memory with it.
+        tutorial::vmm_unmap(region.address, bytes);
+        tutorial::vmm_free(region.address, bytes);
+    }
+    CUDA_CHECK(cudaFree(sum));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(0, std::size_t{256} << 20);
+    std::printf("compression %s, compressible memory %s; %d sums of 4 wrong\n",
+                found.supported ? "supported" : "NOT supported",
+                found.granted ? "granted" : "NOT granted", found.wrong_sums);
+    return found.wrong_sums == 0 ? 0 : 1;
+}
+#endif

@@ -1,11 +1,11 @@
 // Section granularity_errors: what cuMemCreate, cuMemAddressReserve and cuMemMap say to sizes,
 // addresses and offsets that break their entries' rules, and the rounding that avoids all of it.
-// (checks/granularity_errors.cu makes the refused calls in a child and uses the rounded memory.)
 #include "common/check.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
 #include "common/vmm.hpp"
 
-#include <cstddef>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -17,10 +17,10 @@ struct Refusal {
     CUresult result;
 };
 
-// Step 1. Each call breaks one rule of its entry in the driver API reference, and only that one.
-// Not all of them are the granularity `g`: cuMemAddressReserve asks for whole host pages, and
-// cuMemMap's offset must be 0 for now, so one granularity (a whole multiple) breaks it too.
-// `memory` is 2 * g of physical memory, `range` 4 * g of reserved addresses.
+// Each call breaks one rule of its entry in the driver API reference, and only that one. Not all
+// of them are the granularity `g`: cuMemAddressReserve asks for whole host pages, and cuMemMap's
+// offset must be 0 for now, so one granularity (a whole multiple) breaks it too. `memory` is
+// 2 * g of physical memory, `range` 4 * g of reserved addresses aligned to g.
 std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size_t g,
                                       CUmemGenericAllocationHandle memory, CUdeviceptr range) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
@@ -42,26 +42,73 @@ std::vector<Refusal> misaligned_calls(const CUmemAllocationProp& prop, std::size
     };
 }
 
-// Step 2. The fix: round the size up to the granularity (a whole number of host pages too),
-// reserve with the granularity as the alignment, map at the start of the range with offset 0.
-struct Rounded {
-    CUdeviceptr address;
-    std::size_t bytes;
+// The mistakes, made on purpose: the calls above on memory and addresses made for them.
+std::vector<Refusal> break_the_rules(int device) {
+    const CUmemAllocationProp prop = tutorial::vmm_properties(device);
+    const std::size_t g = tutorial::vmm_granularity(prop);
+    const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, 2 * g);
+    const CUdeviceptr range = tutorial::vmm_reserve(4 * g, g);
+    const std::vector<Refusal> refusals = misaligned_calls(prop, g, memory, range);
+    (void)cudaGetLastError();  // the runtime keeps no error of the driver's calls; to be sure
+    tutorial::vmm_release(memory);
+    tutorial::vmm_free(range, 4 * g);
+    return refusals;
+}
+
+// What the walkthrough found.
+struct Found {
+    std::size_t granularity = 0, bytes = 0;  // the rule, and what `wanted` became under it
+    std::size_t wrong = 0;                   // values a kernel read back wrong (0 when right)
 };
 
-Rounded map_rounded_up(const CUmemAllocationProp& prop, std::size_t g, std::size_t wanted) {
+// The way that keeps every rule: round the size up to the granularity (a whole number of host
+// pages too), reserve with the granularity as the alignment, map at the start of the range with
+// offset 0.
+Found walkthrough(int device, std::size_t wanted) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
     const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
-    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
-    Rounded r{0, tutorial::round_up(wanted, g)};
+    Found found;
+    // 1. The rule: the granularity of this kind of memory, and the size rounded up to it.
+    const CUmemAllocationProp prop = tutorial::vmm_properties(device);
+    found.granularity = tutorial::vmm_granularity(prop);
+    found.bytes = tutorial::round_up(wanted, found.granularity);
+    // 2. Created, reserved aligned to the granularity, mapped at the start with offset 0.
     CUmemGenericAllocationHandle memory = 0;
-    CU_CHECK(cuMemCreate(&memory, r.bytes, &prop, 0));
-    CU_CHECK(cuMemAddressReserve(&r.address, r.bytes, g, 0, 0));  // aligned to the granularity
-    CU_CHECK(cuMemMap(r.address, r.bytes, 0, memory, 0));         // at its start, offset 0
-    tutorial::vmm_set_access(r.address, r.bytes, prop.location.id);
-    CU_CHECK(cuMemRelease(memory));  // the mapping keeps the memory
-    return r;
+    CU_CHECK(cuMemCreate(&memory, found.bytes, &prop, 0));
+    CUdeviceptr address = 0;
+    CU_CHECK(cuMemAddressReserve(&address, found.bytes, found.granularity, 0, 0));
+    CU_CHECK(cuMemMap(address, found.bytes, 0, memory, 0));
+    tutorial::vmm_set_access(address, found.bytes, device);
+    tutorial::vmm_release(memory);  // the mapping keeps the memory
+    // 3. Used by kernels like any device memory.
+    auto* data = reinterpret_cast<std::uint32_t*>(address);
+    fill_on_device(data, found.bytes / sizeof *data, 31);
+    found.wrong = mismatches_on_device(data, found.bytes / sizeof *data, 31);
+    // 4. Torn down.
+    tutorial::vmm_unmap(address, found.bytes);
+    tutorial::vmm_free(address, found.bytes);
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+// ./granularity_errors runs the walkthrough; with break_rules it first makes the calls that
+// break a rule, and prints what each returned.
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "break_rules") {
+        for (const Refusal& r : break_the_rules(0)) {
+            std::printf("%-44s -> %-26s breaks %s\n", r.call.c_str(),
+                        tutorial::driver_error_name(r.result), r.rule.c_str());
+        }
+    }
+    const std::size_t wanted = (std::size_t{2} << 20) + 1;
+    const Found found = walkthrough(0, wanted);
+    std::printf(
+        "%zu bytes wanted: %zu created, reserved and mapped (granularity %zu): %zu "
+        "values wrong\n",
+        wanted, found.bytes, found.granularity, found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -1,24 +1,26 @@
-// Section growable: "realloc" for device memory. A VMM buffer reserves a large range of addresses
-// once and maps more physical memory at its end as it grows, copying nothing. (checks/growable.cu
-// grows it and a cudaMalloc buffer side by side, timing each step and reading the memory in use.)
+// Section growable: "realloc" for device memory, copying (cudaMalloc) and in place (VMM).
+//   nvcc -std=c++17 -I. 06_vmm/growable.cu common/standalone.cu -o growable
 #include "common/check.hpp"
 #include "common/driver.hpp"
-#include "common/vmm.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace {
 
-using tutorial::round_up;
+std::size_t round_up(std::size_t bytes, std::size_t multiple) {
+    return (bytes + multiple - 1) / multiple * multiple;
+}
 
 // A device buffer that grows in place: its address never changes unless the reserved range
 // runs out, and even then no byte is copied. (The driver functions are looked up through the
 // runtime the first time each is needed; see common/driver.hpp.)
 class GrowableBuffer {
 public:
-    // Step 1. Addresses only: reserve the range, map nothing yet.
+    // Addresses only: reserve the range, map nothing yet.
     GrowableBuffer(int device, std::size_t reserve) {
         static const auto cuMemGetAllocationGranularity =
             DRIVER_FUNCTION(cuMemGetAllocationGranularity);
@@ -33,7 +35,7 @@ public:
         reserved_ = round_up(reserve, granularity_);
         CU_CHECK(cuMemAddressReserve(&base_, reserved_, 0, 0, 0));  // addresses only
     }
-    // Step 5. Tear down: every chunk's mapping and handle, then the addresses.
+    // Tear down: every chunk's mapping and handle, then the addresses.
     ~GrowableBuffer() {
         static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
         static const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
@@ -50,8 +52,8 @@ public:
     GrowableBuffer(const GrowableBuffer&) = delete;
     GrowableBuffer& operator=(const GrowableBuffer&) = delete;
 
-    // Step 2. Creates the missing physical memory and maps it right after the part already
-    // mapped. Returns true if the range had to be moved to a bigger reservation first (step 3).
+    // Creates the missing physical memory and maps it right after the part already mapped.
+    // Returns true if the range had to move to a bigger reservation first (map_again, move_to).
     bool grow_to(std::size_t bytes) {
         static const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
         static const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
@@ -68,9 +70,19 @@ public:
         size_ = bytes;
         return moved;
     }
+
+    std::uint32_t* data() const { return reinterpret_cast<std::uint32_t*>(base_); }
+    std::size_t chunks() const { return chunks_.size(); }
+
+private:
+    struct Chunk {
+        CUmemGenericAllocationHandle memory;
+        std::size_t bytes;
+    };
+
     bool fits(std::size_t bytes) const { return round_up(bytes, granularity_) <= reserved_; }
 
-    // Step 3. The reservation ran out: a bigger range of addresses (room to grow to 4 x `bytes`),
+    // The reservation ran out: a bigger range of addresses (room to grow to 4 x `bytes`),
     // with the same physical chunks mapped into it at the same offsets. The contents come along
     // without being copied; for now the chunks are mapped at both ranges.
     struct Range {
@@ -90,7 +102,7 @@ public:
         return bigger;
     }
 
-    // Step 4. Access for the new range (a mapping grants none), then the old range goes.
+    // Access for the new range (a mapping grants none), then the old range goes.
     void move_to(const Range& bigger) {
         static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
         static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
@@ -106,16 +118,6 @@ public:
         reserved_ = bigger.bytes;
     }
 
-    std::uint32_t* data() const { return reinterpret_cast<std::uint32_t*>(base_); }
-    std::size_t size() const { return size_; }
-    std::size_t chunks() const { return chunks_.size(); }
-
-private:
-    struct Chunk {
-        CUmemGenericAllocationHandle memory;
-        std::size_t bytes;
-    };
-
     CUmemAllocationProp prop_{};
     CUmemAccessDesc access_{};
     std::size_t granularity_ = 0;
@@ -125,4 +127,67 @@ private:
     std::vector<Chunk> chunks_;
 };
 
+// What the walkthrough found.
+struct Found {
+    std::size_t wrong = 0;   // values a growth lost, both ways, at every size (0 when right)
+    int moves = 0;           // times the VMM buffer outgrew its reservation
+    std::size_t chunks = 0;  // physical chunks behind the VMM buffer at its largest
+};
+
+// Grows a device buffer through `sizes` (growing multiples of the granularity) both ways, the
+// classic way first. After each growth the old contents are checked, then the buffer refilled.
+Found walkthrough(int device, const std::vector<std::size_t>& sizes, std::size_t reservation) {
+    constexpr std::uint32_t seed = 5;
+    Found found;
+    // 1. The classic way: a bigger cudaMalloc, a copy of everything so far, a cudaFree of the
+    //    old buffer. For a moment both exist; every pointer into the old one goes stale.
+    std::uint32_t* buffer = nullptr;
+    std::size_t size = 0;
+    for (const std::size_t bytes : sizes) {
+        tutorial::step("cudaMalloc, cudaMemcpy");
+        std::uint32_t* bigger = nullptr;
+        CUDA_CHECK(cudaMalloc(&bigger, bytes));
+        if (size > 0) CUDA_CHECK(cudaMemcpy(bigger, buffer, size, cudaMemcpyDeviceToDevice));
+        tutorial::step("cudaFree");
+        CUDA_CHECK(cudaFree(buffer));  // the first time a null pointer: cudaFree does nothing
+        tutorial::step_end();
+        buffer = bigger;
+        found.wrong += mismatches_on_device(buffer, size / sizeof *buffer, seed);
+        size = bytes;
+        fill_on_device(buffer, size / sizeof *buffer, seed);
+    }
+    CUDA_CHECK(cudaFree(buffer));
+
+    // 2. The VMM way: addresses reserved once, each growth maps a new chunk behind the last.
+    //    The pointer stays valid (unless the reservation runs out) and nothing is copied.
+    GrowableBuffer grown(device, reservation);
+    size = 0;
+    for (const std::size_t bytes : sizes) {
+        tutorial::step("grow_to");
+        found.moves += grown.grow_to(bytes) ? 1 : 0;
+        tutorial::step_end();
+        found.wrong += mismatches_on_device(grown.data(), size / sizeof(std::uint32_t), seed);
+        size = bytes;
+        fill_on_device(grown.data(), size / sizeof(std::uint32_t), seed);
+    }
+    found.chunks = grown.chunks();
+    return found;  // 3. the destructor unmaps and releases every chunk, then frees the addresses
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    // 2 MiB to 256 MiB by doubling, then 2 MiB more, from 16 MiB of reserved addresses.
+    std::vector<std::size_t> sizes;
+    for (std::size_t bytes = std::size_t{2} << 20; bytes <= (std::size_t{256} << 20); bytes *= 2)
+        sizes.push_back(bytes);
+    sizes.push_back(sizes.back() + (std::size_t{2} << 20));
+    const Found found = walkthrough(0, sizes, std::size_t{16} << 20);
+    std::printf(
+        "grew to %zu MiB both ways: %zu values lost; the VMM buffer moved to a bigger "
+        "reservation %d times and ended as %zu chunks\n",
+        sizes.back() >> 20, found.wrong, found.moves, found.chunks);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
         {
             Section{"support", "VMM attributes and the allocation granularity"},
             Section{"basics", "create, reserve, map, access, use, tear down",
-                    Takes{}.size(1, 4 * GiB)},
+                    Takes{}.size(1, 4 * GiB).holds(1, 0)},
             Section{"growable", "realloc for device memory: map more, copy nothing"},
             Section{"aliasing", "one allocation at two addresses; the appendix's foo1/foo2"},
             Section{"access_control", "no access, read-only, read-write (fault)"},
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
             Section{"sleep_wake", "give the memory back, keep the addresses: unmap, release, remap",
                     Takes{}.size(2 * MiB, 4 * GiB).holds(1, 1)},
             Section{"compression", "compressible memory: granted? faster?",
-                    Takes{}.size(1, 4 * GiB).iters()},
+                    Takes{}.size(1, 4 * GiB).holds(1, 0).iters()},
             // The stream-ordered allocator: pools of VMM memory.
             Section{"stream_ordered", "cudaMallocAsync/cudaFreeAsync: what waits, what is reused",
                     Takes{}.size(16, 1 * GiB).holds(2, 0)},

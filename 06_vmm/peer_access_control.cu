@@ -1,27 +1,20 @@
-// Section peer_access_control (2 or more GPUs): two ways to let GPU 0 use GPU 1's memory: peer
-// access maps all its cudaMalloc memory, cuMemSetAccess one VMM allocation. (The checks time both,
-// and in a child GPU 0 reads a range it was not granted.)
+// Section peer_access_control (2 GPUs): peer access opens all cudaMalloc memory, VMM one range.
 #include "common/check.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
+#include "common/vmm.hpp"
 
-#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
 
 namespace {
 
 constexpr int user = 0;   // the GPU that is given access
 constexpr int owner = 1;  // the GPU whose memory it is
 
-// Step 1. Peer access: with GPU `user` current, this maps every cudaMalloc allocation the owner
-// has, and every later one, for the user; its cost grows with their number.
-void enable_peer_access() {
-    CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
-}
-
-void disable_peer_access() {
-    CUDA_CHECK(cudaDeviceDisablePeerAccess(owner));
-}
-
-// Step 2. With VMM, access is granted one allocation at a time: GPU `user` may read and write this
+// With VMM, access is granted one allocation at a time: GPU `user` may read and write this
 // range, and no other VMM memory of the owner's, peer access or not.
 void grant_user(CUdeviceptr address, std::size_t bytes) {
     static const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
@@ -32,4 +25,99 @@ void grant_user(CUdeviceptr address, std::size_t bytes) {
     CU_CHECK(cuMemSetAccess(address, bytes, &access, 1));
 }
 
+// One granule of VMM memory on the owner, mapped, which the owner itself may use.
+CUdeviceptr owner_granule(std::size_t& bytes) {
+    const CUmemAllocationProp prop = tutorial::vmm_properties(owner);
+    bytes = tutorial::vmm_granularity(prop);
+    const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, bytes);
+    const CUdeviceptr address = tutorial::vmm_reserve(bytes, 0);
+    tutorial::vmm_map(address, bytes, memory);
+    tutorial::vmm_release(memory);  // the mapping keeps the memory
+    tutorial::vmm_set_access(address, bytes, owner);
+    return address;
+}
+
+// What the walkthrough found: what GPU `user` may do with the VMM allocation after the grant.
+struct Found {
+    unsigned long long granted = 0;
+};
+
+// The owner has `allocations` cudaMalloc blocks of 2 MiB when peer access is enabled, then
+// disabled, and when one VMM allocation is granted instead.
+Found walkthrough(int allocations) {
+    Found found;
+    // 0. Both GPUs' contexts exist before anything else (cudaFree(nullptr) makes one).
+    CUDA_CHECK(cudaSetDevice(user));
+    CUDA_CHECK(cudaFree(nullptr));
+    CUDA_CHECK(cudaSetDevice(owner));
+    CUDA_CHECK(cudaFree(nullptr));
+    // 1. The owner's cudaMalloc memory.
+    std::vector<void*> blocks(allocations, nullptr);
+    for (void*& block : blocks) CUDA_CHECK(cudaMalloc(&block, std::size_t{2} << 20));
+    // 2. Peer access, with GPU `user` current: it maps every cudaMalloc allocation the owner has,
+    //    and every later one, for the user. Disabling it undoes that.
+    CUDA_CHECK(cudaSetDevice(user));
+    tutorial::step("cudaDeviceEnablePeerAccess");
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
+    tutorial::step("cudaDeviceDisablePeerAccess");
+    CUDA_CHECK(cudaDeviceDisablePeerAccess(owner));
+    tutorial::step_end();
+    // 3. With VMM: one allocation of the owner's, granted to the user alone.
+    CUDA_CHECK(cudaSetDevice(owner));
+    std::size_t bytes = 0;
+    const CUdeviceptr address = owner_granule(bytes);
+    tutorial::step("cuMemSetAccess for the user");
+    grant_user(address, bytes);
+    tutorial::step_end();
+    found.granted = tutorial::vmm_access(address, user);
+    // 4. Torn down.
+    tutorial::vmm_unmap(address, bytes);
+    tutorial::vmm_free(address, bytes);
+    for (void* block : blocks) CUDA_CHECK(cudaFree(block));
+    return found;
+}
+
+// The mistake the grant avoids: two VMM allocations on the owner, only the first granted to the
+// user, peer access enabled as well. Kernels on the user then read the first (right) and the
+// second, which peer access does not open: that read faults.
+struct TwoRanges {
+    CUdeviceptr granted = 0, not_granted = 0;
+    std::size_t bytes = 0;
+};
+
+TwoRanges grant_one_of_two() {
+    CUDA_CHECK(cudaSetDevice(owner));
+    TwoRanges r;
+    r.granted = owner_granule(r.bytes);
+    r.not_granted = owner_granule(r.bytes);
+    fill_on_device(reinterpret_cast<std::uint32_t*>(r.granted), r.bytes / 4, 51);
+    fill_on_device(reinterpret_cast<std::uint32_t*>(r.not_granted), r.bytes / 4, 51);
+    grant_user(r.granted, r.bytes);
+    CUDA_CHECK(cudaSetDevice(user));
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(owner, 0));
+    return r;
+}
+
+// A kernel on the user GPU reads the owner's range: the values not as filled.
+std::size_t user_reads(CUdeviceptr address, std::size_t bytes) {
+    CUDA_CHECK(cudaSetDevice(user));
+    return mismatches_on_device(reinterpret_cast<const std::uint32_t*>(address), bytes / 4, 51);
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+// ./peer_access_control runs the walkthrough; with any argument it makes the mistake instead.
+int main(int argc, char**) {
+    if (argc > 1) {
+        const TwoRanges r = grant_one_of_two();
+        std::printf("granted: %zu values wrong\n", user_reads(r.granted, r.bytes));
+        std::printf("not granted: %zu values wrong\n", user_reads(r.not_granted, r.bytes));
+        return 0;
+    }
+    const Found found = walkthrough(256);
+    std::printf("GPU %d's access to the granted VMM allocation: %s\n", user,
+                tutorial::vmm_access_name(found.granted));
+    return 0;
+}
+#endif

@@ -1,10 +1,11 @@
 // Section pool_threshold: what the stream-ordered allocator's pool keeps. Memory freed with
-// cudaFreeAsync stays in the pool until a synchronization, when a pool above its release threshold
-// tries to give it back. (checks/pool_threshold.cu reads the pool after each step and times it.)
+// cudaFreeAsync stays in the pool until a synchronize, when a pool above its release threshold
+// tries to give it back.
 #include "common/check.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -12,7 +13,7 @@ struct PoolState {
     std::uint64_t reserved = 0, used = 0, reserved_high = 0, used_high = 0;
 };
 
-// Step 1. cudaMallocAsync takes from the device's current pool: its default pool, unless the
+// cudaMallocAsync takes from the device's current pool: its default pool, unless the
 // program set another.
 cudaMemPool_t default_pool(int device) {
     cudaMemPool_t pool = nullptr;
@@ -20,7 +21,7 @@ cudaMemPool_t default_pool(int device) {
     return pool;
 }
 
-// Step 2. What a pool holds: memory reserved from the device, memory handed out, and the peaks of
+// What a pool holds: memory reserved from the device, memory handed out, and the peaks of
 // both.
 PoolState read_pool(cudaMemPool_t pool) {
     PoolState s;
@@ -31,7 +32,7 @@ PoolState read_pool(cudaMemPool_t pool) {
     return s;
 }
 
-// Step 3. How much freed memory the pool may keep at a synchronization instead of giving it back
+// How much freed memory the pool may keep at a synchronization instead of giving it back
 // to the device: the default, 0, keeps nothing.
 std::uint64_t threshold(cudaMemPool_t pool) {
     std::uint64_t bytes = 0;
@@ -43,7 +44,7 @@ void set_threshold(cudaMemPool_t pool, std::uint64_t bytes) {
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
 }
 
-// Step 4. Allocate and free in stream order, then synchronize: the synchronization is when the
+// Allocate and free in stream order, then synchronize: the synchronization is when the
 // pool compares what it holds with its threshold and tries to give the rest back.
 void allocate_free_synchronize(std::size_t bytes, cudaStream_t stream) {
     void* p = nullptr;
@@ -52,10 +53,77 @@ void allocate_free_synchronize(std::size_t bytes, cudaStream_t stream) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-// Step 5. Give back what the pool keeps, down to `keep` bytes, without waiting for a
+// Give back what the pool keeps, down to `keep` bytes, without waiting for a
 // synchronization or lowering the threshold.
 void trim(cudaMemPool_t pool, std::size_t keep) {
     CUDA_CHECK(cudaMemPoolTrimTo(pool, keep));
 }
 
+// A cudaMallocAsync of `bytes` until the stream has it, a timed step; then freed, synchronized.
+void timed_allocation(const char* step, std::size_t bytes, cudaStream_t stream) {
+    void* p = nullptr;
+    tutorial::step(step, stream);
+    CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    tutorial::step_end();
+    CUDA_CHECK(cudaFreeAsync(p, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+// What the walkthrough found: the default threshold, and the pool after each of four steps.
+struct Found {
+    std::uint64_t default_threshold = 0;
+    PoolState allocated, freed, kept, trimmed;
+};
+
+Found walkthrough(int device, std::size_t bytes) {
+    Found found;
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // 1. The device's default pool, its threshold, and its high-water marks reset (writing 0).
+    cudaMemPool_t pool = default_pool(device);
+    found.default_threshold = threshold(pool);
+    std::uint64_t zero = 0;
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+
+    // 2. With the default threshold: allocate and synchronize, then free and synchronize.
+    void* p = nullptr;
+    CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    found.allocated = read_pool(pool);
+    CUDA_CHECK(cudaFreeAsync(p, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    found.freed = read_pool(pool);
+    timed_allocation("allocate after a synchronize, threshold 0", bytes, stream);
+
+    // 3. Threshold UINT64_MAX: the pool keeps everything it is given back.
+    set_threshold(pool, UINT64_MAX);
+    allocate_free_synchronize(bytes, stream);
+    found.kept = read_pool(pool);
+    timed_allocation("allocate after a synchronize, threshold UINT64_MAX", bytes, stream);
+
+    // 4. A trim gives it back without waiting for a synchronize; then the threshold goes back
+    //    to what it was, since the default pool is the whole process's.
+    trim(pool, 0);
+    found.trimmed = read_pool(pool);
+    set_threshold(pool, found.default_threshold);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(0, std::size_t{256} << 20);
+    std::printf(
+        "default threshold %llu; reserved after the free and synchronize: %llu bytes; "
+        "with UINT64_MAX: %llu bytes; after the trim: %llu bytes\n",
+        static_cast<unsigned long long>(found.default_threshold),
+        static_cast<unsigned long long>(found.freed.reserved),
+        static_cast<unsigned long long>(found.kept.reserved),
+        static_cast<unsigned long long>(found.trimmed.reserved));
+    return 0;
+}
+#endif

@@ -1,11 +1,13 @@
 // Section sleep_wake: give a buffer's physical memory back to the driver while keeping its
-// addresses, then put memory behind the same addresses again (what inference servers do to
-// their weights between jobs). checks/sleep_wake.cu measures the memory and judges the lesson.
+// addresses, then put memory behind the same addresses again.
 #include "common/check.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
+#include "common/vmm.hpp"
 
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include <cstdint>
+#include <cstdio>
 
 namespace {
 
@@ -16,8 +18,8 @@ struct Sleeper {
     CUmemGenericAllocationHandle memory;  // the physical memory, while awake
 };
 
-// Step 1. Reserve the addresses and map memory behind them, as in `basics`. The handle is kept:
-// releasing it is what gives the memory back in step 2.
+// Reserve the addresses and map memory behind them, as in `basics`. The handle is kept:
+// releasing it is what gives the memory back when asleep.
 Sleeper allocate(int device, std::size_t wanted) {
     const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
@@ -42,7 +44,7 @@ Sleeper allocate(int device, std::size_t wanted) {
     return s;
 }
 
-// Step 2. Sleep: save the contents to pinned host memory, unmap, release the handle. With no
+// Sleep: save the contents to pinned host memory, unmap, release the handle. With no
 // mapping and no handle left the driver frees the memory; the range stays a reservation.
 void put_to_sleep(Sleeper& s, void* pinned_copy) {
     const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
@@ -54,7 +56,7 @@ void put_to_sleep(Sleeper& s, void* pinned_copy) {
     s.memory = 0;
 }
 
-// Step 3. Wake: new physical memory, mapped at the very same addresses. A new mapping starts
+// Wake: new physical memory, mapped at the very same addresses. A new mapping starts
 // with no access at all, so it must be granted again before anything touches it.
 void remap(Sleeper& s) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
@@ -73,7 +75,7 @@ void grant_and_restore(const Sleeper& s, const void* pinned_copy) {
                           cudaMemcpyHostToDevice));
 }
 
-// Step 4. Done for good: the mapping, the handle, then the addresses.
+// Done for good: the mapping, the handle, then the addresses.
 void free_for_good(Sleeper& s) {
     const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
     const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
@@ -83,4 +85,55 @@ void free_for_good(Sleeper& s) {
     CU_CHECK(cuMemAddressFree(s.address, s.bytes));
 }
 
+// What the walkthrough found.
+struct Found {
+    std::size_t bytes = 0;              // the buffer, whole granules
+    bool same_address = false;          // woken at the addresses reserved at first
+    unsigned long long new_access = 0;  // cuMemGetAccess between cuMemMap and cuMemSetAccess
+    std::size_t wrong = 0;              // values read through the pointer taken before the sleep
+};
+
+Found walkthrough(int device, std::size_t wanted) {
+    Found found;
+    // 1. Awake: mapped, filled with known values; a pointer into it is taken and kept.
+    Sleeper s = allocate(device, wanted);
+    found.bytes = s.bytes;
+    const CUdeviceptr reserved = s.address;
+    auto* data = reinterpret_cast<std::uint32_t*>(s.address);
+    const std::size_t count = s.bytes / sizeof *data;
+    fill_on_device(data, count, 46);
+    void* pinned_copy = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned_copy, s.bytes));
+
+    // 2. Asleep: saved to host memory, unmapped, released. The addresses stay reserved.
+    tutorial::step("sleep: save, cuMemUnmap, cuMemRelease");
+    put_to_sleep(s, pinned_copy);
+
+    // 3. Awake again: new memory at the same addresses, with no access until it is granted.
+    tutorial::step("wake: cuMemCreate, cuMemMap, cuMemSetAccess, restore");
+    remap(s);
+    found.new_access = tutorial::vmm_access(s.address, device);
+    grant_and_restore(s, pinned_copy);
+    tutorial::step_end();
+    found.same_address = s.address == reserved;
+
+    // 4. The pointer taken before the sleep reads the saved data; then everything goes.
+    found.wrong = mismatches_on_device(data, count, 46);
+    free_for_good(s);
+    CUDA_CHECK(cudaFreeHost(pinned_copy));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(0, std::size_t{64} << 20);
+    std::printf(
+        "%zu bytes put to sleep and woken %s; before cuMemSetAccess the new mapping had "
+        "%s; %zu values wrong through the old pointer\n",
+        found.bytes, found.same_address ? "at the same addresses" : "ELSEWHERE",
+        tutorial::vmm_access_name(found.new_access), found.wrong);
+    return found.wrong == 0 ? 0 : 1;
+}
+#endif

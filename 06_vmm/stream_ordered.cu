@@ -1,49 +1,17 @@
 // Section stream_ordered: cudaMallocAsync and cudaFreeAsync, which allocate and free in stream
 // order from a pool of VMM memory: what waits, what is reused, what another stream must wait for.
-// (checks/stream_ordered.cu runs the three steps, prints the times and judges them.)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include "common/timing.hpp"
+#include "common/step.hpp"
 
-#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 namespace {
 
 constexpr std::uint32_t old_seed = 91;
 constexpr std::uint32_t new_seed = 92;
-
-struct FreeCost {
-    double busy_ms;        // how long the kernel on the other stream runs
-    double free_ms;        // cudaFree, called right after that kernel was launched
-    double free_async_ms;  // cudaFreeAsync, the same way
-};
-
-// Step 1. Each free is called while a kernel of `busy_ms` runs on an unrelated stream.
-FreeCost time_frees(std::size_t bytes, double busy_ms) {
-    cudaStream_t other = nullptr, mine = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
-    FreeCost c{busy_ms, 0, 0};
-    void* p = nullptr;
-    CUDA_CHECK(cudaMalloc(&p, bytes));
-    tutorial::launch_busy(other, busy_ms);
-    tutorial::HostTimer timer;
-    CUDA_CHECK(cudaFree(p));  // implicitly synchronizes the device: waits for `other`
-    c.free_ms = timer.elapsed_ms();
-
-    CUDA_CHECK(cudaMallocAsync(&p, bytes, mine));
-    CUDA_CHECK(cudaStreamSynchronize(mine));
-    tutorial::launch_busy(other, busy_ms);
-    timer.restart();
-    CUDA_CHECK(cudaFreeAsync(p, mine));  // queued on `mine`, which has nothing to wait for
-    c.free_async_ms = timer.elapsed_ms();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaStreamDestroy(other));
-    CUDA_CHECK(cudaStreamDestroy(mine));
-    return c;
-}
 
 struct Reuse {
     void* first = nullptr;   // freed on the stream...
@@ -51,8 +19,7 @@ struct Reuse {
     std::size_t wrong = 0;   // values of the second that were not what the stream wrote into it
 };
 
-// Step 2. Allocate, fill, free, allocate again: all queued on one stream, no synchronization
-// between.
+// Allocate, fill, free, allocate again: all queued on one stream, no synchronization between.
 Reuse reuse_on_one_stream(std::size_t bytes) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
     cudaStream_t stream = nullptr;
@@ -74,7 +41,7 @@ Reuse reuse_on_one_stream(std::size_t bytes) {
     return r;
 }
 
-// Step 3. Stream `writer` allocates a block and (after 50 ms of other work) writes it; stream
+// Stream `writer` allocates a block and (after 50 ms of other work) writes it; stream
 // `reader` copies it out. Without an event the copy runs at once and sees the old contents; with
 // cudaStreamWaitEvent it runs after the write.
 std::size_t copy_from_other_stream(std::size_t bytes, bool wait_for_event) {
@@ -108,4 +75,62 @@ std::size_t copy_from_other_stream(std::size_t bytes, bool wait_for_event) {
     return wrong;
 }
 
+// What the walkthrough found.
+struct Found {
+    std::size_t count = 0;  // values in each block
+    Reuse reuse;            // step 3
+    std::size_t stale = 0;  // step 4: values the copy got that were not the new ones...
+    std::size_t wrong = 0;  // ...without the event, and with it
+};
+
+// Each free is called while a kernel of `busy_ms` runs on another stream.
+Found walkthrough(std::size_t bytes, double busy_ms) {
+    Found found;
+    found.count = bytes / sizeof(std::uint32_t);
+    cudaStream_t other = nullptr, mine = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
+
+    // 1. cudaFree of cudaMalloc memory while a kernel runs on an unrelated stream: for memory
+    //    that is not the stream-ordered allocator's, its entry says it may synchronize.
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, bytes));
+    tutorial::launch_busy(other, busy_ms);
+    tutorial::step("cudaFree");
+    CUDA_CHECK(cudaFree(p));
+    tutorial::step_end();
+
+    // 2. cudaFreeAsync of a cudaMallocAsync block, the same kernel running again: the free is
+    //    queued on `mine`, which has nothing to wait for.
+    CUDA_CHECK(cudaMallocAsync(&p, bytes, mine));
+    CUDA_CHECK(cudaStreamSynchronize(mine));
+    tutorial::launch_busy(other, busy_ms);
+    tutorial::step("cudaFreeAsync");
+    CUDA_CHECK(cudaFreeAsync(p, mine));
+    tutorial::step_end();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaStreamDestroy(other));
+    CUDA_CHECK(cudaStreamDestroy(mine));
+
+    // 3. On one stream, stream order alone makes a freed block safe to hand out again.
+    found.reuse = reuse_on_one_stream(bytes);
+
+    // 4. Across streams only an event says when: the copy without it, then with it.
+    found.stale = copy_from_other_stream(bytes, false);
+    found.wrong = copy_from_other_stream(bytes, true);
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    const Found found = walkthrough(std::size_t{64} << 20, 50.0);
+    std::printf(
+        "the stream's next allocation got %s block, %zu values wrong; another stream's "
+        "copy: %zu of %zu stale without the event, %zu with it\n",
+        found.reuse.first == found.reuse.second ? "the freed" : "another", found.reuse.wrong,
+        found.stale, found.count, found.wrong);
+    return found.reuse.wrong == 0 && found.wrong == 0 ? 0 : 1;
+}
+#endif

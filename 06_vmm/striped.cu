@@ -1,12 +1,12 @@
-// Section striped (2 or more GPUs): one range of addresses whose chunks are physical memory on
-// different GPUs, one chunk each: to kernels, one array. (checks/striped.cu asks where each chunk
-// lives and times each GPU writing its own chunk, a peer's and the whole range.)
+// Section striped (2 or more GPUs): one range of addresses, each chunk's memory on another GPU.
 #include "common/check.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/step.hpp"
 #include "common/vmm.hpp"
 
-#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace {
@@ -20,7 +20,7 @@ struct Stripe {
     std::size_t count() const { return chunk * gpus / sizeof(std::uint32_t); }
 };
 
-// Step 1. Reserves one range, maps chunk g to memory created on GPU g, then grants every GPU
+// Reserves one range, maps chunk g to memory created on GPU g, then grants every GPU
 // read-write access to the whole range with a single cuMemSetAccess.
 Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     static const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
@@ -31,7 +31,8 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     s.gpus = gpus;
     std::size_t granularity = 0;
     for (int g = 0; g < gpus; ++g) {
-        granularity = std::max(granularity, tutorial::vmm_granularity(tutorial::vmm_properties(g)));
+        const std::size_t of_g = tutorial::vmm_granularity(tutorial::vmm_properties(g));
+        if (of_g > granularity) granularity = of_g;  // a multiple of each, all powers of two
     }
     s.chunk = tutorial::round_up(wanted_chunk, granularity);
     CU_CHECK(cuMemAddressReserve(&s.address, s.chunk * gpus, 0, 0, 0));
@@ -55,7 +56,7 @@ Stripe make_stripe(int gpus, std::size_t wanted_chunk) {
     return s;
 }
 
-// Step 2. The addresses say nothing about where the bytes are: cudaPointerGetAttributes names the
+// The addresses say nothing about where the bytes are: cudaPointerGetAttributes names the
 // device whose memory is behind an address (-1 if it is not device memory).
 int owner_of(CUdeviceptr address) {
     cudaPointerAttributes attributes{};
@@ -63,7 +64,7 @@ int owner_of(CUdeviceptr address) {
     return attributes.type == cudaMemoryTypeDevice ? attributes.device : -1;
 }
 
-// Step 3. Each chunk was mapped on its own, so each is unmapped on its own; then the range goes
+// Each chunk was mapped on its own, so each is unmapped on its own; then the range goes
 // back.
 void free_stripe(const Stripe& s) {
     static const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
@@ -72,4 +73,62 @@ void free_stripe(const Stripe& s) {
     CU_CHECK(cuMemAddressFree(s.address, s.chunk * s.gpus));
 }
 
+// What the walkthrough found.
+struct Found {
+    std::size_t chunk = 0;           // bytes per GPU
+    std::vector<int> first, last;    // cudaPointerGetAttributes' device for each chunk's bytes
+    std::vector<std::size_t> wrong;  // per writer: values the next GPU found not as written
+};
+
+Found walkthrough(int gpus, std::size_t wanted_chunk) {
+    Found found;
+    // 1. One range, chunk g on GPU g, every GPU granted the whole range.
+    const Stripe s = make_stripe(gpus, wanted_chunk);
+    found.chunk = s.chunk;
+    const std::size_t per_chunk = s.chunk / sizeof(std::uint32_t);
+    // 2. Where each chunk's bytes live, first and last.
+    for (int g = 0; g < gpus; ++g) {
+        found.first.push_back(owner_of(s.address + g * s.chunk));
+        found.last.push_back(owner_of(s.address + (g + 1) * s.chunk - 1));
+    }
+    // 3. Every GPU in turn: a kernel writes its own chunk, then the next GPU's, then the whole
+    //    range, which a kernel on the next GPU checks.
+    for (int writer = 0; writer < gpus; ++writer) {
+        const int next = (writer + 1) % gpus;
+        CUDA_CHECK(cudaSetDevice(writer));
+        tutorial::step("a kernel writes its own GPU's chunk");
+        fill_on_device_async(s.data() + writer * per_chunk, per_chunk, 53, nullptr);
+        tutorial::step("a kernel writes the next GPU's chunk");
+        fill_on_device_async(s.data() + next * per_chunk, per_chunk, 53, nullptr);
+        tutorial::step("a kernel writes the whole range");
+        fill_on_device_async(s.data(), s.count(), 53 + writer, nullptr);
+        tutorial::step_end();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaSetDevice(next));
+        found.wrong.push_back(mismatches_on_device(s.data(), s.count(), 53 + writer));
+    }
+    // 4. Torn down, chunk by chunk.
+    free_stripe(s);
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+int main() {
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    if (gpus < 2) {
+        std::printf("one range over several GPUs needs 2 of them; this machine has %d\n", gpus);
+        return 0;
+    }
+    const Found found = walkthrough(gpus, std::size_t{16} << 20);
+    for (int g = 0; g < gpus; ++g) {
+        std::printf(
+            "chunk %d: first byte on GPU %d, last on GPU %d; GPU %d's writes, checked by "
+            "the next GPU: %zu wrong\n",
+            g, found.first[g], found.last[g], g, found.wrong[g]);
+    }
+    return 0;
+}
+#endif

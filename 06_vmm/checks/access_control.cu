@@ -1,46 +1,29 @@
-// Checks of section access_control: maps granules and grants them through ../access_control.cu;
-// kernels read a range with no access and write a read-only one in child processes (they fault).
+// Checks of section access_control: runs the walkthrough of ../access_control.cu, then each of
+// its two mistakes in a child process (their kernels fault, which would end this one).
 #include "06_vmm/access_control.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
-#include "common/patterns.hpp"
-#include "common/vmm.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 using tutorial::ChildResult;
 using tutorial::format;
-using tutorial::print_child_output;
-using tutorial::run_child;
-using tutorial::vmm_create;
-using tutorial::vmm_free;
-using tutorial::vmm_granularity;
-using tutorial::vmm_map;
-using tutorial::vmm_properties;
-using tutorial::vmm_release;
-using tutorial::vmm_reserve;
-using tutorial::vmm_unmap;
 
 namespace {
 
-std::string access_of(CUdeviceptr address, int device) {
-    return tutorial::vmm_access_name(access_flags(address, device));
-}
+// The Guide's E.7: mapping does not make the addresses accessible, and a kernel touching them
+// then crashes the program (會, "will"); access is chosen with cuMemSetAccess (必須, "must").
+const tutorial::Entry not_by_mapping{"Programming Guide, E.7 Control Access Rights", "cuMemMap",
+                                     "會"};
+const tutorial::Entry by_set_access{"Programming Guide, E.7 Control Access Rights",
+                                    "cuMemSetAccess", "必須"};
 
-// Creates one granule of memory and maps it; the caller decides about access.
-CUdeviceptr mapped_granule(int device, std::size_t& bytes) {
-    const CUmemAllocationProp prop = vmm_properties(device);
-    bytes = vmm_granularity(prop);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, bytes);
-    const CUdeviceptr address = vmm_reserve(bytes, 0);
-    vmm_map(address, bytes, memory);
-    vmm_release(memory);
-    return address;
+bool ended_early(const ChildResult& child, const char* after) {
+    return !child.succeeded() && !child.timed_out && child.output.find(after) == std::string::npos;
 }
 
 }  // namespace
@@ -49,36 +32,20 @@ CUdeviceptr mapped_granule(int device, std::size_t& bytes) {
 int child_no_access(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    std::size_t bytes = 0;
-    const CUdeviceptr address = mapped_granule(device, bytes);
-    std::printf("mapped, no cuMemSetAccess: cuMemGetAccess says %s; a kernel reads it...\n",
-                access_of(address, device).c_str());
-    mismatches_on_device(reinterpret_cast<std::uint32_t*>(address), bytes / 4, 0);
+    std::printf("mapped, no cuMemSetAccess; a kernel reads it...\n");
+    std::fflush(stdout);
+    read_before_grant(device);
     std::printf("the kernel finished\n");
     return 0;
 }
 
-// Child role: read-only access. A kernel's reads work; a kernel's write faults.
+// Child role: a kernel writes one value to a PROT_READ range.
 int child_read_only(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    std::size_t bytes = 0;
-    const CUdeviceptr address = mapped_granule(device, bytes);
-    auto* data = reinterpret_cast<std::uint32_t*>(address);
-    const std::size_t count = bytes / 4;
-    // Fill it while it is still writable, then take the write permission away.
-    set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-    fill_on_device(data, count, 6);
-    set_access(address, bytes, device, CU_MEM_ACCESS_FLAGS_PROT_READ);
-    const std::uint64_t total = sum_on_device(data, count);
-    std::printf(
-        "cuMemSetAccess(PROT_READ): cuMemGetAccess says %s; a kernel read all %zu values: "
-        "sum %s\n",
-        access_of(address, device).c_str(), count,
-        total == pattern_sum(count, 6) ? "correct" : "WRONG");
-    std::printf("a kernel writes one value...\n");
-    write_one<<<1, 1>>>(data);
-    CUDA_CHECK_LAUNCH_SYNC();
+    std::printf("cuMemSetAccess(PROT_READ); a kernel writes one value...\n");
+    std::fflush(stdout);
+    write_read_only(device);
     std::printf("the write went through\n");
     return 0;
 }
@@ -87,68 +54,68 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
     if (!tutorial::vmm_supported(ctx.device)) {
         return ctx.skip("VMM is not supported on this device");
     }
+    const Found f = walkthrough(ctx.device);
+    const std::string before = tutorial::vmm_access_name(f.before_grant);
+    const std::string read_only = tutorial::vmm_access_name(f.read_only);
+    const std::string read_write = tutorial::vmm_access_name(f.read_write);
+    std::printf(
+        "One granule, mapped:\n"
+        "1. Before any cuMemSetAccess, cuMemGetAccess says %s.\n"
+        "2. Filled, then cuMemSetAccess(PROT_READ): cuMemGetAccess says %s; a kernel read all\n"
+        "   of it: sum %s.\n"
+        "3. cuMemSetAccess(PROT_READWRITE): cuMemGetAccess says %s; a kernel wrote and another\n"
+        "   checked: %zu wrong.\n",
+        before.c_str(), read_only.c_str(), f.read_only_sum_right ? "correct" : "WRONG",
+        read_write.c_str(), f.wrong);
+
     const std::vector<std::string> device = {std::to_string(ctx.device)};
-
-    std::printf("1. Mapped, never granted access (in a child process):\n");
-    const ChildResult none = run_child("no_access", device);
-    print_child_output(none);
+    std::printf(
+        "\nThe mistake of step 1: a kernel reads the range before any grant (in a child):\n");
+    const ChildResult none = tutorial::run_child("no_access", device);
+    tutorial::print_child_output(none);
     std::printf("   The child %s.\n", none.describe().c_str());
-    const bool none_prot_none = none.output.find("says PROT_NONE") != std::string::npos;
-    const bool none_faulted = none.failed_with("cudaErrorIllegalAddress");
-
-    std::printf("\n2. Read-only access (in a child process):\n");
-    const ChildResult read_only = run_child("read_only", device);
-    print_child_output(read_only);
-    std::printf("   The child %s.\n", read_only.describe().c_str());
-    const bool reads_worked = read_only.output.find("PROT_READ;") != std::string::npos &&
-                              read_only.output.find("sum correct") != std::string::npos;
-    const bool write_faulted = read_only.failed_with("cudaErrorIllegalAddress");
-
-    std::printf("\n3. Read-write access, here:\n");
-    std::size_t bytes = 0;
-    const CUdeviceptr address = mapped_granule(ctx.device, bytes);
-    set_access(address, bytes, ctx.device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-    const std::string full = access_of(address, ctx.device);
-    auto* data = reinterpret_cast<std::uint32_t*>(address);
-    fill_on_device(data, bytes / 4, 8);
-    const std::size_t wrong = mismatches_on_device(data, bytes / 4, 8);
-    std::printf("   cuMemGetAccess says %s; a kernel wrote and another checked: %zu wrong.\n",
-                full.c_str(), wrong);
-    const bool read_write_worked = full == "PROT_READWRITE" && wrong == 0;
-    vmm_unmap(address, bytes);
-    vmm_free(address, bytes);
+    std::printf("\nThe mistake of step 2: a kernel writes the read-only range (in a child):\n");
+    const ChildResult written = tutorial::run_child("read_only", device);
+    tutorial::print_child_output(written);
+    std::printf("   The child %s.\n", written.describe().c_str());
 
     std::printf(
         "\nAccess is granted per range and per device. cudaEnablePeerAccess, by contrast, maps\n"
         "every allocation of one GPU into another, past and future; with VMM a program can\n"
         "share exactly the allocations it means to share, and nothing else pays for it.\n\n");
+    const bool none_before = before == "PROT_NONE";
+    const bool reads_worked = read_only == "PROT_READ" && f.read_only_sum_right;
+    const bool read_write_worked = read_write == "PROT_READWRITE" && f.wrong == 0;
+    const bool read_ended = ended_early(none, "the kernel finished");
+    ctx.claim(tutorial::documented("mapping_grants_nothing",
+                                   "a mapping alone grants nothing: cuMemGetAccess says PROT_NONE",
+                                   none_before, before + " before any cuMemSetAccess",
+                                   "the driver granted access by default", not_by_mapping));
     ctx.claim(tutorial::documented(
-        "a mapping alone grants nothing: cuMemGetAccess says PROT_NONE", none_prot_none,
-        none_prot_none ? "PROT_NONE before any cuMemSetAccess" : "another answer; see its line",
-        "the driver granted access by default",
-        "Driver API reference: cuMemMap, CUmemAccess_flags (PROT_NONE, the default)"));
+        "read_before_grant_ends", "...and a kernel reading it ends the program (in a child)",
+        read_ended,
+        "the child " + none.describe() +
+            (none.failed_with("cudaErrorIllegalAddress") ? ", cudaErrorIllegalAddress" : ""),
+        "the kernel read memory it was not granted", not_by_mapping));
+    ctx.claim(tutorial::documented("read_only_reads", "PROT_READ lets kernels read the range",
+                                   reads_worked,
+                                   format("cuMemGetAccess: %s, reads %s", read_only.c_str(),
+                                          f.read_only_sum_right ? "correct" : "WRONG"),
+                                   "the grant covered less than the range", by_set_access));
     ctx.claim(tutorial::observed(
-        "...and a kernel reading it fails with cudaErrorIllegalAddress", none_faulted,
-        "the child " + none.describe(),
-        "the Guide (E.7) says a kernel touching a range without access crashes the program, and "
-        "names no error code"));
-    ctx.claim(tutorial::documented(
-        "PROT_READ lets kernels read the range", reads_worked,
-        reads_worked ? "cuMemGetAccess: PROT_READ, reads correct" : "reads wrong, or another grant",
-        "the grant covered less than the range", "Driver API reference: cuMemSetAccess"));
-    ctx.claim(tutorial::observed(
-        "...and a kernel's write to it fails with cudaErrorIllegalAddress", write_faulted,
-        write_faulted ? "the write failed with cudaErrorIllegalAddress"
-                      : "the child " + read_only.describe(),
+        "read_only_write_fails", "...and a kernel's write to it fails with cudaErrorIllegalAddress",
+        written.failed_with("cudaErrorIllegalAddress"), "the child " + written.describe(),
         "the reference calls PROT_READ read access and names no error for a write"));
     ctx.claim(tutorial::documented(
-        "PROT_READWRITE makes the range ordinary device memory", read_write_worked,
-        format("cuMemGetAccess: %s, %zu values wrong", full.c_str(), wrong),
-        "the grant covered less than the range", "Driver API reference: cuMemSetAccess"));
-    const int as_documented = none_prot_none + reads_worked + read_write_worked;
-    return ctx.verdict(as_documented == 3,
-                       format("%d of 3: cuMemGetAccess said PROT_NONE before any grant, PROT_READ "
-                              "let kernels read, PROT_READWRITE read and write",
+        "read_write_is_ordinary", "PROT_READWRITE makes the range ordinary device memory",
+        read_write_worked,
+        format("cuMemGetAccess: %s, %zu values wrong", read_write.c_str(), f.wrong),
+        "the grant covered less than the range", by_set_access));
+    const int as_documented = none_before + read_ended + reads_worked + read_write_worked;
+    return ctx.verdict(as_documented == 4,
+                       format("%d of 4: cuMemGetAccess said PROT_NONE before any grant and a "
+                              "kernel reading then ended its program, PROT_READ let kernels "
+                              "read, PROT_READWRITE read and write",
                               as_documented));
 }
 

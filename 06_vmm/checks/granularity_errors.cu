@@ -1,13 +1,11 @@
 // Checks of section granularity_errors: the calls of ../granularity_errors.cu that break a rule
-// run in a child, which reports each answer; then a kernel uses the rounded-up mapping.
+// run in a child, which reports each answer; then the walkthrough, the way that keeps them all.
 #include "06_vmm/granularity_errors.cu"
 
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
-#include "common/patterns.hpp"
 
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -15,13 +13,6 @@ using tutorial::ChildResult;
 using tutorial::format_bytes;
 using tutorial::print_child_output;
 using tutorial::run_child;
-using tutorial::vmm_create;
-using tutorial::vmm_free;
-using tutorial::vmm_granularity;
-using tutorial::vmm_properties;
-using tutorial::vmm_release;
-using tutorial::vmm_reserve;
-using tutorial::vmm_unmap;
 
 // Child role: each call that breaks a rule, once (they are refused, and a sanitizer would count
 // each refusal as an error, so they run here). One line per call, with the rule it breaks; exit 0
@@ -30,20 +21,13 @@ using tutorial::vmm_unmap;
 int child_misaligned_calls(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    const CUmemAllocationProp prop = vmm_properties(device);
-    const std::size_t g = vmm_granularity(prop);
-    const CUmemGenericAllocationHandle memory = vmm_create(prop, 2 * g);
-    const CUdeviceptr range = vmm_reserve(4 * g, g);
-    const std::vector<Refusal> cases = misaligned_calls(prop, g, memory, range);
+    const std::vector<Refusal> cases = break_the_rules(device);
     int accepted = 0;
     for (const Refusal& c : cases) {
         accepted += c.result == CUDA_SUCCESS;
         std::printf("%-44s -> %-24s  breaks %s\n", c.call.c_str(),
                     tutorial::driver_error_name(c.result), c.rule.c_str());
     }
-    (void)cudaGetLastError();
-    vmm_release(memory);
-    vmm_free(range, 4 * g);
     return accepted == 0 ? 0 : 3;
 }
 
@@ -51,8 +35,7 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
     if (!tutorial::vmm_supported(ctx.device)) {
         return ctx.skip("VMM is not supported on this device");
     }
-    const CUmemAllocationProp prop = vmm_properties(ctx.device);
-    const std::size_t g = vmm_granularity(prop);
+    const std::size_t g = tutorial::vmm_granularity(tutorial::vmm_properties(ctx.device));
     std::printf(
         "Granularity: %s. Calls that each break one rule of their entry, in a child process:\n",
         format_bytes(g).c_str());
@@ -60,16 +43,11 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
     print_child_output(child);
     std::printf("The child %s.\n\n", child.describe().c_str());
 
-    // The fix of the lesson's step 2, used by a kernel.
+    // The way that keeps every rule: the walkthrough.
     const std::size_t wanted = g + 1;
-    const Rounded rounded = map_rounded_up(prop, g, wanted);
-    const std::size_t bytes = rounded.bytes;
-    const CUdeviceptr address = rounded.address;
-    auto* data = reinterpret_cast<std::uint32_t*>(address);
-    fill_on_device(data, bytes / 4, 31);
-    const std::size_t wrong = mismatches_on_device(data, bytes / 4, 31);
-    vmm_unmap(address, bytes);
-    vmm_free(address, bytes);
+    const Found f = walkthrough(ctx.device, wanted);
+    const std::size_t bytes = f.bytes;
+    const std::size_t wrong = f.wrong;
     std::printf(
         "round_up(%zu, %zu) = %zu: created, reserved with the granularity as alignment, mapped\n"
         "at the start of the reservation with offset 0, and used by a kernel: %zu values wrong.\n",
@@ -79,15 +57,18 @@ tutorial::Result run_granularity_errors(tutorial::Context& ctx) {
         "every call is refused, and with which code, is what %s does.\n\n",
         tutorial::this_driver().c_str());
     ctx.claim(tutorial::observed(
+        "rules_refused",
         "sizes, addresses and offsets that break their entry's rule are refused, none silently "
         "rounded",
         child.succeeded(), "the child " + child.describe(),
         "the cuMemCreate, cuMemAddressReserve and cuMemMap entries state the rules as "
         "requirements and name no error for breaking them"));
     ctx.claim(tutorial::documented(
-        "a size rounded up to the granularity, mapped at offset 0, works", wrong == 0,
-        tutorial::format("%zu values wrong", wrong), "the access grant did not cover the mapping",
-        "Driver API reference: cuMemCreate, cuMemMap"));
+        "rounded_up_works", "a size rounded up to the granularity, mapped at offset 0, works",
+        wrong == 0, tutorial::format("%zu values wrong", wrong),
+        "the access grant did not cover the mapping",
+        tutorial::Entry{"Driver API reference: cuMemCreate",
+                        "cuMemGetAllocationGranularity CU_MEM_ALLOC_GRANULARITY_MINIMUM", "must"}));
     return ctx.verdict(wrong == 0,
                        "the allocation that keeps every rule (rounded up, aligned, offset 0) "
                        "worked; the 5 calls that break one are this driver's to refuse");

@@ -1,5 +1,6 @@
-// Checks of section support: prints the VMM attributes and the granularity of ../support.cpp,
-// and tries the prediction of VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED on one granule.
+// Checks of section support: runs the walkthrough of ../support.cpp, prints the VMM attributes
+// and the granularity, and tries the prediction of VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED on one
+// granule.
 #include "06_vmm/support.cpp"
 
 #include "common/device.hpp"
@@ -17,18 +18,19 @@ using tutorial::format_bytes;
 
 namespace {
 
-void add_granularity_rows(tutorial::Table& table, int device) {
-    const Granularity g = granularity(device);
+void add_granularity_rows(tutorial::Table& table, const Granularity& g) {
     table.add_row({"(granularity, minimum)", format_bytes(g.minimum),
                    "sizes and offsets for cuMemCreate/cuMemMap are multiples of this"});
     table.add_row(
         {"(granularity, recommended)", format_bytes(g.recommended), "the size that performs best"});
 }
 
-// VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED predicts that one granule of physical memory can be
-// created, mapped at a reserved address and used by a kernel (the steps `basics` explains); where
-// it is 0, that cuMemCreate refuses. The attribute's entry in the driver API reference says the
-// device supports cuMemAddressReserve, cuMemCreate, cuMemMap and the calls that go with them.
+// VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 1 predicts that one granule of physical memory can be
+// created, mapped at a reserved address and used by a kernel (the steps `basics` explains). The
+// attribute's entry says the device "supports" cuMemAddressReserve, cuMemCreate, cuMemMap and the
+// calls that go with them; the cuMemCreate entry says its handle can be mapped with cuMemMap,
+// which is the promise tried. Where the attribute is 0, its entry names no error for trying
+// anyway: what cuMemCreate then does is observed.
 tutorial::Prediction vmm_works(int value, int device) {
     bool worked = false;
     std::string seen;
@@ -62,35 +64,30 @@ tutorial::Prediction vmm_works(int value, int device) {
                   : "the VMM sections have nothing to run on",
             worked,
             seen,
-            tutorial::Evidence::documented,
-            "Driver API reference: CUdevice_attribute (VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)"};
+            value ? tutorial::Evidence::documented : tutorial::Evidence::observed,
+            "the VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED entry says what a device with 1 supports, and "
+            "names no error for a device with 0",
+            tutorial::Entry{"Driver API reference: cuMemCreate", "cuMemMap", "can"}};
 }
 
 }  // namespace
 
 tutorial::Result run_support(tutorial::Context& ctx) {
-    const int device = ctx.device;
-    const auto driver = [&](CUdevice_attribute attribute) {
-        return std::to_string(driver_value(device, attribute));
-    };
-
-    // The VMM attributes exist only in the driver API.
+    const Found found = walkthrough(ctx.device);
+    const int vmm = found.vmm;
     std::printf("Attributes only the driver API knows:\n");
-    const int vmm = driver_value(device, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
     tutorial::Table vmm_table(
         {{"CU_DEVICE_ATTRIBUTE_..."}, {"value", tutorial::Align::right}, {"what it means here"}});
     vmm_table.add_row({"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", std::to_string(vmm),
                        "cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess work"});
     vmm_table.add_row({"HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
-                       driver(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED),
+                       std::to_string(found.posix_fd),
                        "allocations can be exported as file descriptors (chapter 07)"});
-    vmm_table.add_row({"GENERIC_COMPRESSION_SUPPORTED",
-                       driver(CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED),
+    vmm_table.add_row({"GENERIC_COMPRESSION_SUPPORTED", std::to_string(found.compression),
                        "cuMemCreate may ask for compressible memory"});
-    vmm_table.add_row({"GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED",
-                       driver(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED),
+    vmm_table.add_row({"GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", std::to_string(found.rdma),
                        "network cards may read and write VMM allocations directly"});
-    if (vmm) add_granularity_rows(vmm_table, ctx.device);
+    if (vmm) add_granularity_rows(vmm_table, found.granularity);
     vmm_table.print();
 
     std::printf("\n");

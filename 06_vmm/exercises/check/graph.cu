@@ -1,8 +1,8 @@
 // The course's check of exercise ex06_graph (the task is in ../graph.cu): the learner's step must
 // run as a graph whose scratch memory comes from the graph allocator, and give the right result.
-#include "common/harness/chapter.hpp"
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "common/harness/chapter.hpp"
 #include "common/harness/report.hpp"
 
 #include <cuda_runtime.h>
@@ -57,8 +57,8 @@ Result check(Context& ctx) {
         wrong += wrong_values(out, count);
     }
     std::uint64_t reserved = 0;
-    CUDA_CHECK(cudaDeviceGetGraphMemAttribute(ctx.device, cudaGraphMemAttrReservedMemCurrent,
-                                              &reserved));
+    CUDA_CHECK(
+        cudaDeviceGetGraphMemAttribute(ctx.device, cudaGraphMemAttrReservedMemCurrent, &reserved));
     if (graph != nullptr) CUDA_CHECK(cudaGraphExecDestroy(graph));
     CUDA_CHECK(cudaDeviceGraphMemTrim(ctx.device));
     const std::size_t left = tutorial::device_memory_used_since(free_at_start);
@@ -68,25 +68,26 @@ Result check(Context& ctx) {
                 wrong, format_bytes(reserved).c_str(), format_bytes(left).c_str());
 
     ctx.claim(tutorial::documented(
-        "make_step_graph returns an executable graph", graph != nullptr,
+        "graph_made", "make_step_graph returns an executable graph", graph != nullptr,
         graph != nullptr ? "it does" : "it returned nullptr",
         "nothing was captured. First step: cudaStreamBeginCapture on `stream`, the step, "
         "cudaStreamEndCapture, cudaGraphInstantiate",
-        "Runtime API reference: cudaStreamEndCapture, cudaGraphInstantiate"));
+        tutorial::Entry{"Runtime API reference: cudaGraphInstantiate", "pGraphExec", "is"}));
     ctx.claim(tutorial::documented(
-        "the step's scratch memory comes from the graph allocator", reserved >= bytes,
-        format_bytes(reserved) + " reserved for graphs",
+        "scratch_from_graph", "the step's scratch memory comes from the graph allocator",
+        reserved >= bytes, format_bytes(reserved) + " reserved for graphs",
         "the scratch is allocated outside the graph. First step: cudaMallocAsync and "
         "cudaFreeAsync on the capturing stream, and run_step launching the graph",
-        "Runtime API reference: cudaMallocAsync, cudaDeviceGetGraphMemAttribute"));
+        tutorial::Entry{"Runtime API reference: cudaMallocAsync", "owned", "is"}));
     ctx.claim(tutorial::documented(
-        "every step leaves `out` right", wrong == 0,
+        "steps_right", "every step leaves `out` right", wrong == 0,
         std::to_string(wrong) + " values wrong in " + std::to_string(steps) + " steps",
         "the graph does not write `out`, or run_step does not launch it",
-        "Runtime API reference: cudaGraphLaunch"));
+        tutorial::Entry{"Runtime API reference: cudaGraphAddMemAllocNode",
+                        "cudaGraphAddMemFreeNode", "can"}));
     return ctx.verdict(graph != nullptr && reserved >= bytes && wrong == 0,
-                       std::to_string(steps) + " steps: " +
-                           (graph != nullptr ? "one graph launch each" : "no graph") +
+                       std::to_string(steps) +
+                           " steps: " + (graph != nullptr ? "one graph launch each" : "no graph") +
                            ", graph allocator " + format_bytes(reserved) + ", " +
                            std::to_string(wrong) + " values wrong");
 }
