@@ -33,7 +33,15 @@ Result check_predictions(Context& ctx, const std::vector<Prediction>& prediction
             "machine, MPS, a restricted container) may limit what the device reports it can do";
         // canMapHostMemory -> can_map_host_memory: the claim's identifier in the tests.
         std::string id;
+        const bool all_caps = p.property.find_first_of("abcdefghijklmnopqrstuvwxyz") ==
+                              std::string::npos;
         for (const char c : p.property) {
+            if (all_caps) {  // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED -> virtual_memory_...
+                id += std::isalnum(static_cast<unsigned char>(c))
+                          ? static_cast<char>(std::tolower(static_cast<unsigned char>(c)))
+                          : '_';
+                continue;
+            }
             if (std::isupper(static_cast<unsigned char>(c))) {
                 if (!id.empty()) id += '_';
                 id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
