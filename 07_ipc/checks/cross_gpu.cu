@@ -190,11 +190,22 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
                        format("%.0f%%", 100 * w.vmm_copy / copy)});
     }
     table.print();
-    free_shared(s);
-    CUDA_CHECK(cudaSetDevice(ctx.device));
+    // Fresh rounds for a claim measured again: every worker GPU, in one process and from workers.
+    const auto again = [&](bool copies) {
+        double worst = 1e300;
+        for (int g = 0; g < gpus; ++g) {
+            if (g == master_gpu) continue;
+            double copy = 0, read = 0;
+            in_process_rates(s, g, copy, read);
+            const WorkerUse w = run_worker(s, g);
+            worst = copies ? std::min({worst, w.ipc_copy / copy, w.vmm_copy / copy})
+                           : std::min({worst, w.ipc_read / read, w.vmm_read / read});
+        }
+        return worst;
+    };
     std::printf(
-        "\nA worker on another GPU reads the master's memory where it is, over NVLink, at the\n"
-        "speed one process gets between the same GPUs. Asked in the worker,\n"
+        "\nA worker on another GPU reads the master's memory where it is, over the link between\n"
+        "the GPUs, at the speed one process gets between the same GPUs. Asked in the worker,\n"
         "cudaPointerGetAttributes should name the GPU where the memory is (its entry says so for\n"
         "device memory); see the column for what this driver said for each way in. To know where\n"
         "the bytes are, send the owning GPU along with the handle.\n\n");
@@ -205,13 +216,22 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
         "a worker could not open or map the memory; its output above says which",
         "Runtime API reference: cudaIpcOpenMemHandle; Driver API reference: "
         "cuMemImportFromShareableHandle, cuMemMap, cuMemSetAccess"));
-    ctx.claim(tutorial::at_least(
-        "across processes, copies from the shared memory run as fast as within one process "
-        "(slowest worker / in-process)",
-        worst_copy, 0.8, "x", "the shared memory was not reached over NVLink"));
-    ctx.claim(
-        tutorial::at_least("...and so do kernels reading it in place (slowest worker / in-process)",
-                           worst_read, 0.8, "x", "the shared memory was not reached over NVLink"));
+    ctx.claim(tutorial::at_least("copies_as_in_process",
+                                 "across processes, copies from the shared memory run as fast as "
+                                 "within one process (slowest worker / in-process)",
+                                 worst_copy, 0.8, "x",
+                                 "the workers reached the memory over another path than one "
+                                 "process's peer access does")
+                  .again([&] { return again(true); }));
+    ctx.claim(tutorial::at_least("reads_as_in_process",
+                                 "...and so do kernels reading it in place (slowest worker / "
+                                 "in-process)",
+                                 worst_read, 0.8, "x",
+                                 "the workers reached the memory over another path than one "
+                                 "process's peer access does")
+                  .again([&] { return again(false); }));
+    free_shared(s);
+    CUDA_CHECK(cudaSetDevice(ctx.device));
     return ctx.verdict(right == workers, format("%d of %d workers on other GPUs read the "
                                                 "master's two buffers right",
                                                 right, workers));

@@ -92,10 +92,13 @@ int child_slice_worker(const std::vector<std::string>& args) {
 
 tutorial::Result run_master_workers(tutorial::Context& ctx) {
     const std::size_t count = ctx.size_or(ctx.quick() ? (4 << 20) : (256 << 20)) / 4;
-    // Each worker holds a context of its own: fewer by default on a small GPU.
-    const int workers = ctx.workers_or(workers_that_fit(ctx.quick() ? 2 : 4, 2, 0));
-    const std::string no_room = workers_room_problem(workers, 0);
-    if (!no_room.empty()) return ctx.skip(no_room);
+    // Each worker holds a context of its own, the master the two buffers: as many workers as the
+    // free memory holds, asked for or not.
+    const WorkerMemory need{0, 0, 2 * count * 4, 0};
+    const int wanted = ctx.workers_or(ctx.quick() ? 2 : 4);
+    const int workers = workers_fitting(wanted, need);
+    if (workers < 1) return ctx.skip(workers_note(wanted, workers, need));
+    if (workers < wanted) std::printf("%s: running %d.\n\n", workers_note(wanted, workers, need).c_str(), workers);
     std::printf(
         "The master fills %s on the device and starts %d workers (fork + exec of this program).\n"
         "Each gets, on its stdin, the IPC handles of the input and result buffers and its slice\n"

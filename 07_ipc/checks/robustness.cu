@@ -212,9 +212,15 @@ std::pair<ChildResult, ChildResult> lose_the_master(int device) {
 }  // namespace
 
 tutorial::Result run_robustness(tutorial::Context& ctx) {
-    const int workers = ctx.workers_or(3);
     const int victim = 1;
     const std::size_t count = (ctx.quick() ? (4 << 20) : (64 << 20)) / 4;
+    // Each worker holds a context of its own, the master the batch's two buffers: as many workers
+    // as the free memory holds, asked for or not, and at least the victim and one other.
+    const WorkerMemory need{0, 0, 2 * count * 4, 0};
+    const int wanted = ctx.workers_or(3);
+    const int workers = workers_fitting(wanted, need);
+    if (workers < 2) return ctx.skip(workers_note(wanted, workers, need));
+    if (workers < wanted) std::printf("%s: running %d.\n\n", workers_note(wanted, workers, need).c_str(), workers);
     std::printf("1. %d workers; worker %d is told to crash in the middle of its task.\n\n", workers,
                 victim);
     const Crash crash = crash_in_batch(ctx.device, workers, victim, count);

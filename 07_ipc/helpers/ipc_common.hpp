@@ -32,10 +32,18 @@ std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t see
 // `runs`.
 double read_gbps(const std::uint32_t* data, std::size_t count, int runs);
 
-// Worker processes on a small GPU: each holds a CUDA context of its own (0.5 to 0.8 GiB on driver
-// 580, counted as 768 MiB) and `each` bytes of device memory of its own.
-// The default count: `wanted`, or as many as fit in the free memory where that is fewer (at least
-// `least`).
-int workers_that_fit(int wanted, int least, std::size_t each);
-// "" when `workers` fit in the free memory, else what they need and what is free (for a SKIP).
-std::string workers_room_problem(int workers, std::size_t each);
+// How many worker processes fit in the memory that is free now. Each worker holds a CUDA context
+// of its own (524 MiB on an H100 with driver 580, counted here as 768 MiB) and `device_each` bytes
+// of device memory and `host_each` bytes of host memory; the master holds `device_fixed` and
+// `host_fixed` bytes besides, which it has not allocated yet when it asks.
+struct WorkerMemory {
+    std::size_t device_each = 0;
+    std::size_t host_each = 0;
+    std::size_t device_fixed = 0;
+    std::size_t host_fixed = 0;
+};
+// `wanted`, or as many as fit where that is fewer (0 when none does).
+int workers_fitting(int wanted, const WorkerMemory& need);
+// What a section says when only `fitting` of the `wanted` workers fit: one line naming what they
+// need and what is free ("" when all fit).
+std::string workers_note(int wanted, int fitting, const WorkerMemory& need);
