@@ -167,6 +167,7 @@ ByPipe share_by_pipe(const std::uint32_t* data, std::size_t count, int workers, 
 }  // namespace
 
 tutorial::Result run_bench(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
     // Quick mode still sends 64 MiB: at 16 MiB the pipe took about 11 ms, and a first open on an
     // H100 took up to 1.9 ms, too close for the claim below.
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (64 << 20) : (256 << 20));

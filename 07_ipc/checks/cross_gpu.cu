@@ -83,7 +83,7 @@ struct WorkerUse {
     int gpu = 0;
     tutorial::ChildResult child;
     double ipc_read = 0, ipc_copy = 0, vmm_read = 0, vmm_copy = 0;
-    std::size_t wrong = 0;
+    std::size_t wrong = 0, wrong_ipc = 1, wrong_vmm = 1;
     int device_named[2] = {-1, -1};  // what cudaPointerGetAttributes said in the worker
     bool reported = false;
 };
@@ -100,7 +100,8 @@ WorkerUse run_worker(const Shared& s, int gpu) {
     const std::string& out = w.child.output;
     const std::size_t ipc = out.find("ipc: ");
     const std::size_t vmm = out.find("vmm: ");
-    std::size_t wrong_ipc = 1, wrong_vmm = 1;
+    std::size_t& wrong_ipc = w.wrong_ipc;
+    std::size_t& wrong_vmm = w.wrong_vmm;
     w.reported = ipc != std::string::npos && vmm != std::string::npos &&
                  std::sscanf(out.c_str() + ipc,
                              "ipc: at %*s on device %d; kernel read %lf GB/s, "
@@ -144,6 +145,7 @@ int child_cross_gpu_worker(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
     const int gpus = tutorial::device_count();
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
     // Without peer access, enabling it (or a peer read) would stop the run: say why instead.
@@ -169,7 +171,7 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
                            {"kernel read GB/s", tutorial::Align::right},
                            {"copy GB/s", tutorial::Align::right},
                            {"of in-process copy", tutorial::Align::right}});
-    int right = 0;
+    int right = 0, legacy_right = 0, vmm_right = 0;
     double worst_copy = 1e300, worst_read = 1e300;
     for (int g = 0; g < gpus; ++g) {
         if (g == master_gpu) continue;
@@ -178,6 +180,8 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
         const WorkerUse w = run_worker(s, g);
         if (!w.reported || !w.child.succeeded()) tutorial::print_child_output(w.child);
         right += w.reported && w.child.succeeded() && w.wrong == 0;
+        legacy_right += w.reported && w.wrong_ipc == 0;
+        vmm_right += w.reported && w.child.succeeded() && w.wrong_vmm == 0;
         worst_copy = std::min({worst_copy, w.ipc_copy / copy, w.vmm_copy / copy});
         worst_read = std::min({worst_read, w.ipc_read / read, w.vmm_read / read});
         table.add_row({format("GPU %d", g), "in-process peer access", format("%d", master_gpu),
@@ -210,12 +214,23 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
         "device memory); see the column for what this driver said for each way in. To know where\n"
         "the bytes are, send the owning GPU along with the handle.\n\n");
     const int workers = gpus - 1;
+    // A legacy handle opens on another GPU as if the worker had enabled peer access
+    // (cudaIpcMemLazyEnablePeerAccess); imported cuMemCreate memory is mapped there like any.
     ctx.claim(tutorial::documented(
-        "workers on other GPUs read the master's memory in place, through both ways in",
-        right == workers, format("%d of %d workers read both right", right, workers),
-        "a worker could not open or map the memory; its output above says which",
-        "Runtime API reference: cudaIpcOpenMemHandle; Driver API reference: "
-        "cuMemImportFromShareableHandle, cuMemMap, cuMemSetAccess"));
+        "legacy_opens_on_other_gpu",
+        "workers on other GPUs open the master's cudaMalloc memory by its legacy handle and read "
+        "it in place",
+        legacy_right == workers, format("%d of %d workers read it right", legacy_right, workers),
+        "a worker could not open the handle; its output above says why",
+        tutorial::Entry{"Runtime API reference: cudaIpcOpenMemHandle",
+                        "cudaIpcMemLazyEnablePeerAccess cudaDeviceEnablePeerAccess", "can"}));
+    ctx.claim(tutorial::documented(
+        "descriptor_maps_on_other_gpu",
+        "...and its cuMemCreate memory by a file descriptor, mapped and granted to their own GPU",
+        vmm_right == workers, format("%d of %d workers read it right", vmm_right, workers),
+        "a worker could not import or map the memory; its output above says why",
+        tutorial::Entry{"Driver API reference: cuMemExportToShareableHandle",
+                        "cuMemImportFromShareableHandle cuMemMap", "can"}));
     ctx.claim(tutorial::at_least("copies_as_in_process",
                                  "across processes, copies from the shared memory run as fast as "
                                  "within one process (slowest worker / in-process)",

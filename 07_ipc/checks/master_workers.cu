@@ -22,11 +22,13 @@ using tutorial::format;
 namespace {
 
 constexpr std::uint32_t batch_seed = 41;
-// Where sharing a cudaMalloc buffer this way is documented: the handle maps the master's memory
-// into the worker's address space, at an address of the worker's own.
-constexpr const char* ipc_entries =
-    "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle; Programming Guide, "
-    "Interprocess Communication";
+// Where sharing a cudaMalloc buffer this way is documented: the Guide's Interprocess
+// Communication section, in which cudaIpcOpenMemHandle turns the handle from cudaIpcGetMemHandle
+// into a pointer that is valid in the other process.
+const tutorial::Entry guide_ipc{"Programming Guide, Interprocess Communication",
+                                "cudaIpcGetMemHandle cudaIpcOpenMemHandle", "can"};
+const tutorial::Entry valid_pointer{"Programming Guide, Interprocess Communication",
+                                    "cudaIpcOpenMemHandle", "is"};
 
 // The master's own addresses of the two buffers, and what each worker did.
 struct BatchRun {
@@ -91,6 +93,7 @@ int child_slice_worker(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_master_workers(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
     const std::size_t count = ctx.size_or(ctx.quick() ? (4 << 20) : (256 << 20)) / 4;
     // Each worker holds a context of its own, the master the two buffers: as many workers as the
     // free memory holds, asked for or not.
@@ -130,14 +133,14 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
         "\nThe same memory appears at a different address in each process, which is why the\n"
         "slices travel as offsets: a pointer from the master would mean nothing in a worker.\n\n");
     ctx.claim(tutorial::documented(
-        "through an IPC handle, a worker reads the master's device memory in place",
+        "reads_in_place", "through an IPC handle, a worker reads the master's device memory in place",
         read_ok == workers, format("%d of %d workers' sums correct", read_ok, workers),
         "a worker could not open the handle; its line in the table says how it ended",
-        ipc_entries));
+        guide_ipc));
     ctx.claim(tutorial::documented(
-        "what workers write through their handles is in the master's buffer, with no copy",
+        "writes_reach_master", "what workers write through their handles is in the master's buffer, with no copy",
         wrote_ok == workers, format("%d of %d slices correct in the master", wrote_ok, workers),
-        "a worker closed its handle before its kernel had finished", ipc_entries));
+        "a worker closed its handle before its kernel had finished", valid_pointer));
     return ctx.verdict(good == workers,
                        format("%d of %d workers reported the right sum for their slice and wrote "
                               "the right results into the shared buffer",

@@ -133,30 +133,30 @@ Answers read_answers(const ChildResult& child) {
 // The misuses whose entries name no error: what this driver returned, never judged.
 void claim_observed(tutorial::Context& ctx, const Answers& a) {
     ctx.claim(tutorial::observed(
-        "a process opening its own legacy handle is refused with cudaErrorDeviceUninitialized",
+        "own_handle_refused", "a process opening its own legacy handle is refused with cudaErrorDeviceUninitialized",
         a.own == "cudaErrorDeviceUninitialized", "it got " + a.own,
         "the cudaIpcOpenMemHandle entry is for handles exported by another process and names no "
         "error for a process's own"));
     ctx.claim(tutorial::observed(
-        "a handle made from an interior pointer is accepted, and opens at the allocation's start",
+        "interior_opens_at_start", "a handle made from an interior pointer is accepted, and opens at the allocation's start",
         a.interior == "cudaSuccess" && a.opened.rfind("the start of the allocation", 0) == 0,
         a.interior + "; another process found " + a.opened,
         "the cudaIpcGetMemHandle entry asks for the allocation's base pointer and says nothing "
         "of any other"));
     ctx.claim(tutorial::observed(
-        "managed memory and VMM memory with no handle type are refused, with invalid-value errors",
+        "managed_and_untyped_vmm_refused", "managed memory and VMM memory with no handle type are refused, with invalid-value errors",
         a.managed == "cudaErrorInvalidValue" && a.no_type == "CUDA_ERROR_INVALID_VALUE",
         "managed: " + a.managed + "; VMM: " + a.no_type,
         "the cudaIpcGetMemHandle entry asks for cudaMalloc memory, and the "
         "cuMemExportToShareableHandle entry names no error for memory created without a handle "
         "type"));
     ctx.claim(tutorial::observed(
-        "cuMemCreate memory is refused by the legacy cudaIpcGetMemHandle, even mapped",
+        "vmm_refused_by_legacy", "cuMemCreate memory is refused by the legacy cudaIpcGetMemHandle, even mapped",
         a.legacy_vmm == "cudaErrorInvalidValue", "it got " + a.legacy_vmm,
         "the Guide's Virtual Memory Management appendix (E.3.1) says the legacy IPC calls do not "
         "support cuMemCreate memory, and names no error for trying"));
     ctx.claim(tutorial::observed(
-        "an interprocess event without cudaEventDisableTiming is refused when created",
+        "timed_event_refused", "an interprocess event without cudaEventDisableTiming is refused when created",
         a.event == "creating it: cudaErrorInvalidValue", a.event,
         "the cudaEventCreateWithFlags entry requires cudaEventDisableTiming with "
         "cudaEventInterprocess and names no error for leaving it out"));
@@ -165,6 +165,7 @@ void claim_observed(tutorial::Context& ctx, const Answers& a) {
 }  // namespace
 
 tutorial::Result run_pitfalls(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
     std::printf("Each call below is used the wrong way, in a child process:\n");
     const ChildResult child = run_child("ipc_misuse", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);
@@ -183,10 +184,12 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     const bool host_pools =
         tutorial::device_attribute(ctx.device, cudaDevAttrHostMemoryPoolsSupported) == 1;
     ctx.claim(
-        tutorial::documented_error("a pool of host memory created with a handle type is refused",
-                                   a.host_pool, "cudaErrorInvalidValue",
-                                   "this driver accepts an exportable pool of host memory",
-                                   "Runtime API reference: cudaMemPoolCreate"),
+        tutorial::documented_error(
+            "host_pool_refused", "a pool of host memory created with a handle type is refused",
+            a.host_pool, "cudaErrorInvalidValue",
+            "this driver accepts an exportable pool of host memory",
+            tutorial::Entry{"Runtime API reference: cudaMemPoolCreate",
+                            "cudaMemLocationTypeHost handleTypes cudaErrorInvalidValue", "will"}),
         host_pools ? "" : "this device has no host memory pools (hostMemoryPoolsSupported = 0)");
     claim_observed(ctx, a);
     return ctx.verdict(child.succeeded() && a.given == misuses,

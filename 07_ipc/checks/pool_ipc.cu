@@ -232,20 +232,20 @@ tutorial::Result report_pool_ipc(tutorial::Context& ctx, const Shared& s,
         pool_ms, first_ms, pointer_ms, shared_blocks);
     const bool shared = s.worker.succeeded() && s.worker_freed && s.wrong == 0;
     ctx.claim(tutorial::documented(
-        "a worker that imported the pool uses its blocks in place, from 64 bytes of export data "
+        "blocks_used_in_place", "a worker that imported the pool uses its blocks in place, from 64 bytes of export data "
         "each",
         shared,
         format("the worker %s; %zu of %zu values not as it left them", s.worker.describe().c_str(),
                s.wrong, s.count * shared_blocks),
         "the import was refused or the worker's kernels did not reach the master's blocks",
-        "Runtime API reference: cudaMemPoolExportToShareableHandle, cudaMemPoolExportPointer, "
-        "cudaMemPoolImportFromShareableHandle, cudaMemPoolImportPointer"));
+        tutorial::Entry{"Runtime API reference: cudaMemPoolExportToShareableHandle",
+                        "cudaMemPoolExportPointer cudaMemPoolImportPointer", "can"}));
     const std::string import_b = tutorial::child_answer(late, "cudaMemPoolImportPointer(B), freed");
     const std::string read_a = tutorial::child_answer(late, "block A read again");
     // Outside the documented order (the cudaMemPoolImportPointer entry: every importer frees
     // first): what happened is this driver's, reported and never judged.
     ctx.claim(tutorial::observed(
-        "out of order, a block the exporter freed still imports, and the importer's old pointer "
+        "freed_block_still_imports", "out of order, a block the exporter freed still imports, and the importer's old pointer "
         "shows the next owner's data",
         import_b == "cudaSuccess" && read_a.rfind("0 of ", 0) == 0,
         "importing block B: " + import_b + "; the old pointer to block A: " + read_a,

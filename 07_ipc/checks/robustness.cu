@@ -212,6 +212,7 @@ std::pair<ChildResult, ChildResult> lose_the_master(int device) {
 }  // namespace
 
 tutorial::Result run_robustness(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
     const int victim = 1;
     const std::size_t count = (ctx.quick() ? (4 << 20) : (64 << 20)) / 4;
     // Each worker holds a context of its own, the master the batch's two buffers: as many workers
@@ -254,14 +255,14 @@ tutorial::Result run_robustness(tutorial::Context& ctx) {
         died_with_master ? format("died with SIGKILL %.0f ms after it", killed.gone_ms).c_str()
                          : "did not die with it within 5 s");
     ctx.claim(tutorial::observed(
-        "a worker that crashes while holding IPC handles harms neither the master nor the others",
+        "crash_harms_nobody", "a worker that crashes while holding IPC handles harms neither the master nor the others",
         crash.others_good == workers - 1,
         format("worker %d %s; %d of %d others verified", victim, crash.victim_ended.c_str(),
                crash.others_good, workers - 1),
         "no Guide section or API entry says what the death of a process that opened IPC handles "
         "does to the exporter's memory or to other importers"));
     ctx.claim(tutorial::observed(
-        "the device memory a killed worker held comes back (free memory before, while held, after)",
+        "memory_comes_back", "the device memory a killed worker held comes back (free memory before, while held, after)",
         killed.holding + held_bytes <= killed.before &&
             killed.after + memory_slack >= killed.before,
         format("%zu, %zu, %zu MiB", killed.before >> 20, killed.holding >> 20, killed.after >> 20),

@@ -23,9 +23,8 @@ namespace {
 constexpr std::uint32_t fd_seed = 61;
 // Where sharing cuMemCreate memory as a descriptor is documented: exported, imported back into a
 // handle to the allocation, and mapped by the importer.
-constexpr const char* fd_entries =
-    "Driver API reference: cuMemExportToShareableHandle, cuMemImportFromShareableHandle, "
-    "cuMemMap; Programming Guide, Virtual Memory Management, E.3.1 Shareable Memory Allocations";
+const tutorial::Entry fd_entry{"Driver API reference: cuMemExportToShareableHandle",
+                               "cuMemImportFromShareableHandle cuMemMap", "can"};
 
 }  // namespace
 
@@ -96,14 +95,14 @@ tutorial::Result run_vmm_fd(tutorial::Context& ctx) {
     vmm_free(address, bytes);
     std::printf("\n");
     ctx.claim(tutorial::documented(
-        "a file descriptor passed over a Unix socket gives another process the same memory",
+        "descriptor_gives_same_memory", "a file descriptor passed over a Unix socket gives another process the same memory",
         sent && result.succeeded(), "the worker " + result.describe(),
         "the descriptor did not arrive, or the import was refused; the worker's lines say which",
-        fd_entries));
+        fd_entry));
     ctx.claim(tutorial::documented(
-        "the worker's in-place change shows in the master's own mapping", wrong == 0,
+        "change_shows_in_master", "the worker's in-place change shows in the master's own mapping", wrong == 0,
         tutorial::format("%zu of %zu values not 2 * x + 1", wrong, count),
-        "the worker mapped a copy, or did not finish before unmapping", fd_entries));
+        "the worker mapped a copy, or did not finish before unmapping", fd_entry));
     return ctx.verdict(sent && result.succeeded() && wrong == 0,
                        "the worker imported the descriptor, read the master's data and changed "
                        "it in place, and the master saw the change");

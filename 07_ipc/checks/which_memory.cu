@@ -9,6 +9,7 @@
 
 #include "../helpers/channel.hpp"
 #include "../helpers/ipc_common.hpp"
+#include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
@@ -51,14 +52,13 @@ const char* const kind_names[kinds] = {"cudaMalloc",
                                        "cuMemCreate, no handle type",
                                        "cuMemCreate, POSIX fd handle type"};
 
-// Where each way is documented: the entries that say which memory it shares, and how.
-constexpr const char* legacy_entries =
-    "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle";
-constexpr const char* pool_entries =
-    "Runtime API reference: cudaMemPoolExportToShareableHandle, cudaMemPoolExportPointer, "
-    "cudaMemPoolImportFromShareableHandle, cudaMemPoolImportPointer";
-constexpr const char* vmm_entries =
-    "Driver API reference: cuMemExportToShareableHandle, cuMemImportFromShareableHandle";
+// Where each way is documented, in the words that say which memory it shares, and how.
+const tutorial::Entry legacy_entry{"Programming Guide, Interprocess Communication",
+                                   "cudaIpcGetMemHandle cudaIpcOpenMemHandle", "can"};
+const tutorial::Entry pool_entry{"Runtime API reference: cudaMemPoolExportToShareableHandle",
+                                 "cudaMemPoolExportPointer cudaMemPoolImportPointer", "can"};
+const tutorial::Entry vmm_entry{"Driver API reference: cuMemExportToShareableHandle",
+                                "cuMemImportFromShareableHandle cuMemMap", "can"};
 
 // The documented cells: legacy IPC for a cudaMalloc block (by its base pointer), pool export for
 // a block of a pool created with a handle type, cuMemExportToShareableHandle for cuMemCreate
@@ -356,6 +356,26 @@ void print_grid(const Grid& g) {
                 g.worker_ok ? 1 : 0, g.worker.c_str());
 }
 
+// Why one of the three ways cannot work on this device ("" when all can): legacy IPC
+// (ipcEventSupported, which the cudaIpcGetMemHandle entry names as its test), pools exported as
+// descriptors, cuMemCreate memory exported as a descriptor.
+std::string why_not_every_way(int device) {
+    if (const std::string why = why_no_legacy_ipc(device); !why.empty()) return why;
+    const int pool_types =
+        tutorial::device_attribute(device, cudaDevAttrMemoryPoolsSupported) == 1
+            ? tutorial::device_attribute(device, cudaDevAttrMemoryPoolSupportedHandleTypes)
+            : 0;
+    if ((pool_types & cudaMemHandleTypePosixFileDescriptor) == 0) {
+        return "this device's pools cannot be exported as file descriptors";
+    }
+    if (!tutorial::vmm_supported(device) ||
+        tutorial::driver_attribute(
+            device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {
+        return "VMM allocations cannot be exported as file descriptors on this device";
+    }
+    return "";
+}
+
 Grid parse_grid(const std::string& output) {
     Grid g;
     std::istringstream lines(output);
@@ -420,11 +440,11 @@ void claim_legacy(tutorial::Context& ctx, const Grid& g) {
     }
     const Cell& block = g.cells[plain][legacy];
     ctx.claim(tutorial::documented(
-        "another process opens a cudaMalloc block's legacy handle and reads every value",
+        "legacy_shares_cudamalloc", "another process opens a cudaMalloc block's legacy handle and reads every value",
         shared_right(block), "cudaMalloc: " + cell_text(block, plain),
-        "the worker could not open the handle, or it mapped other memory", legacy_entries));
+        "the worker could not open the handle, or it mapped other memory", legacy_entry));
     ctx.claim(tutorial::observed(
-        "cudaIpcGetMemHandle refuses every other kind of memory, each with cudaErrorInvalidValue",
+        "legacy_refuses_others", "cudaIpcGetMemHandle refuses every other kind of memory, each with cudaErrorInvalidValue",
         legacy_refused, legacy_errors,
         "the cudaIpcGetMemHandle entry takes the base of a cudaMalloc allocation and names no "
         "error for other memory"));
@@ -436,12 +456,12 @@ void claim_pools(tutorial::Context& ctx, const Grid& g) {
     const Cell& own_pool = g.cells[ipc_pool][pool_export];
     const Cell& default_export = g.cells[default_pool][pool_export];
     ctx.claim(tutorial::documented(
-        "a block of a pool created with a handle type reaches another process through its pool",
+        "pool_block_shared", "a block of a pool created with a handle type reaches another process through its pool",
         shared_right(own_pool), "exportable pool: " + cell_text(own_pool, ipc_pool),
         "the pool or the block's export data was refused; the list of refusals says which",
-        pool_entries));
+        pool_entry));
     ctx.claim(tutorial::observed(
-        "the default pool, created with no handle type, is refused by "
+        "default_pool_refused", "the default pool, created with no handle type, is refused by "
         "cudaMemPoolExportToShareableHandle",
         default_export.call == "cudaMemPoolExportToShareableHandle" &&
             default_export.error == "cudaErrorInvalidValue",
@@ -449,7 +469,7 @@ void claim_pools(tutorial::Context& ctx, const Grid& g) {
         "the cudaMemPoolExportToShareableHandle entry is for pools created with a handle type "
         "and names no error for others"));
     ctx.claim(tutorial::observed(
-        "a pool's block is refused by cudaMemPoolExportPointer until the pool itself is exported",
+        "block_refused_before_pool", "a pool's block is refused by cudaMemPoolExportPointer until the pool itself is exported",
         g.before_pool_export == "cudaErrorInvalidValue",
         "cudaMemPoolExportPointer first: " + g.before_pool_export +
             "; after cudaMemPoolExportToShareableHandle: " + cell_text(own_pool, ipc_pool),
@@ -462,12 +482,12 @@ void claim_vmm(tutorial::Context& ctx, const Grid& g) {
     const Cell& with_type = g.cells[vmm_fd][vmm_export];
     const Cell& without = g.cells[vmm_none][vmm_export];
     ctx.claim(tutorial::documented(
-        "cuMemCreate memory created with the POSIX fd handle type reaches another process as a "
+        "vmm_shared", "cuMemCreate memory created with the POSIX fd handle type reaches another process as a "
         "descriptor",
         shared_right(with_type), "with the POSIX fd type: " + cell_text(with_type, vmm_fd),
-        "the export or the import was refused; the list of refusals says which", vmm_entries));
+        "the export or the import was refused; the list of refusals says which", vmm_entry));
     ctx.claim(tutorial::observed(
-        "cuMemCreate memory created without a handle type is refused by "
+        "untyped_vmm_refused", "cuMemCreate memory created without a handle type is refused by "
         "cuMemExportToShareableHandle",
         without.call == "cuMemExportToShareableHandle" &&
             without.error == "CUDA_ERROR_INVALID_VALUE",
@@ -504,6 +524,8 @@ int child_share_exporter(const std::vector<std::string>& args) {
 }
 
 tutorial::Result run_which_memory(tutorial::Context& ctx) {
+    // The table needs all three ways on this device.
+    if (const std::string why = why_not_every_way(ctx.device); !why.empty()) return ctx.skip(why);
     std::printf(
         "Eight kinds of memory, 2 MiB each, filled with a known pattern; three ways to share\n"
         "each. Where the export works, a worker process imports the memory and checks the\n"

@@ -84,6 +84,12 @@ double read_gbps(const std::uint32_t* data, std::size_t count, int runs) {
     return tutorial::gb_per_s(count * sizeof *data, ms);
 }
 
+std::string why_no_legacy_ipc(int device) {
+    int supported = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrIpcEventSupport, device));
+    return supported == 1 ? "" : "legacy IPC is not supported here (ipcEventSupported = 0)";
+}
+
 namespace {
 
 constexpr std::size_t context_bytes = std::size_t{768} << 20;

@@ -32,6 +32,10 @@ std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t see
 // `runs`.
 double read_gbps(const std::uint32_t* data, std::size_t count, int runs);
 
+// Why legacy IPC (cudaIpcGetMemHandle, interprocess events) cannot work on `device`, or "": the
+// cudaIpcGetMemHandle entry names ipcEventSupported as the test for IPC.
+std::string why_no_legacy_ipc(int device);
+
 // How many worker processes fit in the memory that is free now. Each worker holds a CUDA context
 // of its own (524 MiB on an H100 with driver 580, counted here as 768 MiB) and `device_each` bytes
 // of device memory and `host_each` bytes of host memory; the master holds `device_fixed` and
