@@ -1,5 +1,6 @@
-// Checks of section dmabuf: exports device memory with ../dmabuf.cu, looks at the descriptor the
-// kernel made, and tries, in child processes, what the entry does not allow.
+// Checks of section dmabuf: runs the walkthrough of ../dmabuf.cu (a range of cudaMalloc memory and
+// one of cuMemCreate memory, each exported as a dma-buf and looked at), and tries, in child
+// processes, the exports the entry does not name.
 #include "07_ipc/dmabuf.cu"
 
 #include "common/device.hpp"
@@ -7,48 +8,12 @@
 #include "common/harness/child.hpp"
 #include "common/text.hpp"
 
-#include <fcntl.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-namespace {
-
 using tutorial::format;
-
-// What /proc/self/fd says the descriptor is ("/dmabuf:" on recent kernels).
-std::string what_fd_is(int fd) {
-    char target[256] = {};
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-    return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "(unreadable)";
-}
-
-// cuMemCreate memory, exported: its size, the descriptor's number and what lseek says of it.
-struct VmmExport {
-    std::size_t bytes = 0;
-    int fd = -1;
-    off_t size = 0;
-};
-
-VmmExport export_vmm_range(int device) {
-    VmmExport v;
-    const CUdeviceptr vmm = vmm_memory(device, 2 * tutorial::MiB, &v.bytes);
-    v.fd = export_dmabuf(vmm, v.bytes);
-    v.size = lseek(v.fd, 0, SEEK_END);
-    std::printf("cuMemCreate'd and mapped %s exported: \"%s\", %lld bytes.\n\n",
-                tutorial::format_bytes(v.bytes).c_str(), what_fd_is(v.fd).c_str(),
-                static_cast<long long>(v.size));
-    close_dmabuf(v.fd);
-    tutorial::vmm_unmap(vmm, v.bytes);
-    tutorial::vmm_free(vmm, v.bytes);
-    return v;
-}
-
-}  // namespace
 
 // Child role: one export the entry does not name: "unaligned" (an address one byte into the
 // allocation), "host" (cudaMallocHost memory), "managed" (cudaMallocManaged) or "pool" (a block
@@ -84,34 +49,75 @@ int child_bad_export(const std::vector<std::string>& args) {
     return 0;
 }
 
-tutorial::Result run_dmabuf(tutorial::Context& ctx) {
-    if (tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != 1) {
-        return ctx.skip("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0: no dma-buf export here");
-    }
-    std::size_t bytes = 0;
-    void* memory = device_memory(ctx.quick() ? 2 * tutorial::MiB : 64 * tutorial::MiB, &bytes);
-    const int fd = export_dmabuf(first_page_boundary(memory), bytes);
-    const std::string what = what_fd_is(fd);
-    const off_t size = lseek(fd, 0, SEEK_END);  // a dma-buf tells its size this way
-    std::printf(
-        "cudaMalloc'd %s and a page, and exported the page-aligned %s inside: descriptor %d,\n"
-        "which /proc/self/fd calls \"%s\"; lseek(fd, 0, SEEK_END) says %lld bytes.\n\n",
-        tutorial::format_bytes(bytes).c_str(), tutorial::format_bytes(bytes).c_str(), fd,
-        what.c_str(), static_cast<long long>(size));
-    close_dmabuf(fd);
-    CUDA_CHECK(cudaFree(memory));
+namespace {
 
-    const VmmExport v = export_vmm_range(ctx.device);
-    const int host_supported =
-        tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+// The children's answers, in the order they are asked: "unaligned", "host", "managed", "pool".
+std::vector<std::string> try_bad_exports(int device) {
     std::vector<std::string> answers;
     for (const char* which : {"unaligned", "host", "managed", "pool"}) {
         const tutorial::ChildResult child = tutorial::run_child(
-            "bad_export", std::vector<std::string>{std::to_string(ctx.device), which});
+            "bad_export", std::vector<std::string>{std::to_string(device), which});
         tutorial::print_child_output(child);
         answers.push_back(tutorial::child_answer(child, "cuMemGetHandleForAddressRange"));
     }
     std::printf("\n");
+    return answers;
+}
+
+// What the children's exports got: where HOST_ALLOC_DMA_BUF_SUPPORTED is 1 the entry supports
+// cudaMallocHost's memory (cuMemAllocHost's, to the driver); the rest is this driver's answer.
+void claim_refusals(tutorial::Context& ctx, const std::vector<std::string>& answers,
+                    int host_supported) {
+    if (host_supported == 1) {
+        ctx.claim(tutorial::documented(
+            "host_memory",
+            "cudaMallocHost memory is exported where HOST_ALLOC_DMA_BUF_SUPPORTED = 1",
+            answers[1].find("CUDA_SUCCESS") != std::string::npos, answers[1],
+            "this driver refuses host memory although the attribute says it is supported",
+            tutorial::Entry{"Driver API reference: cuMemGetHandleForAddressRange",
+                            "cuMemAllocHost CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED",
+                            "is"}));
+    } else {
+        ctx.claim(tutorial::observed(
+            "host_memory",
+            "cudaMallocHost memory is refused where HOST_ALLOC_DMA_BUF_SUPPORTED = 0",
+            answers[1].find("CUDA_SUCCESS") == std::string::npos, answers[1],
+            "the entry supports host allocations only where that attribute is 1, and names no "
+            "error otherwise"));
+    }
+    ctx.claim(tutorial::observed(
+        "managed_refused", "managed memory is refused",
+        answers[2].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[2],
+        "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of managed "
+        "memory"));
+    ctx.claim(tutorial::observed(
+        "pool_block_exported", "a block of cudaMallocAsync's default pool is exported",
+        answers[3].find("CUDA_SUCCESS") != std::string::npos, answers[3],
+        "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of pool "
+        "memory"));
+}
+
+}  // namespace
+
+tutorial::Result run_dmabuf(tutorial::Context& ctx) {
+    if (tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != 1) {
+        return ctx.skip("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0: no dma-buf export here");
+    }
+    const Found f = walkthrough(ctx.device, ctx.quick() ? (2 << 20) : (64 << 20));
+    const Export& m = f.malloced;
+    const Export& v = f.vmm;
+    std::printf(
+        "cudaMalloc'd %s and a page, and exported the page-aligned %s inside: descriptor %d,\n"
+        "which /proc/self/fd calls \"%s\"; lseek(fd, 0, SEEK_END) says %lld bytes.\n"
+        "cuMemCreate'd and mapped %s exported: descriptor %d, \"%s\", %lld bytes.\n\n",
+        tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(m.bytes).c_str(), m.fd,
+        m.seen.name.c_str(), m.seen.size, tutorial::format_bytes(v.bytes).c_str(), v.fd,
+        v.seen.name.c_str(), v.seen.size);
+    const int host_supported =
+        tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+    const std::vector<std::string> answers = try_bad_exports(ctx.device);
+    const int fd = m.fd;
+    const std::string what = m.seen.name;
     // Both supported where CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 1 (checked above): a range of
     // cuMemAlloc memory (cudaMalloc's, to the driver), and of a cuMemAddressReserve range that
     // cuMemMap has mapped whole.
@@ -128,48 +134,24 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
                         "cuMemAddressReserve CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "is"}));
     ctx.claim(tutorial::observed(
         "dmabuf_of_range_size", "each descriptor is a dma-buf of exactly its range's size",
-        what.find("dmabuf") != std::string::npos && size == static_cast<off_t>(bytes) &&
-            v.size == static_cast<off_t>(v.bytes),
-        format("\"%s\", %lld bytes; cuMemCreate's: %lld of %zu bytes", what.c_str(),
-               static_cast<long long>(size), static_cast<long long>(v.size), v.bytes),
+        what.find("dmabuf") != std::string::npos &&
+            v.seen.name.find("dmabuf") != std::string::npos &&
+            m.seen.size == static_cast<long long>(m.bytes) &&
+            v.seen.size == static_cast<long long>(v.bytes),
+        format("\"%s\", %lld bytes; cuMemCreate's: %lld of %zu bytes", what.c_str(), m.seen.size,
+               v.seen.size, v.bytes),
         "the CUDA reference says only that a dma_buf descriptor is returned; what Linux shows "
         "of it is the kernel's"));
     ctx.claim(tutorial::observed(
         "unaligned_refused", "a range not aligned to the host page size is refused",
         answers[0].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[0],
         "the entry states the alignment as a precondition and names no error for it"));
-    // Where HOST_ALLOC_DMA_BUF_SUPPORTED is 1 the entry supports cudaMallocHost's memory
-    // (cuMemAllocHost's, to the driver); where it is 0 it names no error.
-    if (host_supported == 1) {
-        ctx.claim(tutorial::documented(
-            "host_memory", "cudaMallocHost memory is exported where HOST_ALLOC_DMA_BUF_SUPPORTED = 1",
-            answers[1].find("CUDA_SUCCESS") != std::string::npos, answers[1],
-            "this driver refuses host memory although the attribute says it is supported",
-            tutorial::Entry{"Driver API reference: cuMemGetHandleForAddressRange",
-                            "cuMemAllocHost CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED",
-                            "is"}));
-    } else {
-        ctx.claim(tutorial::observed(
-            "host_memory", "cudaMallocHost memory is refused where HOST_ALLOC_DMA_BUF_SUPPORTED = 0",
-            answers[1].find("CUDA_SUCCESS") == std::string::npos, answers[1],
-            "the entry supports host allocations only where that attribute is 1, and names no "
-            "error otherwise"));
-    }
-    ctx.claim(tutorial::observed(
-        "managed_refused", "managed memory is refused",
-        answers[2].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[2],
-        "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of managed "
-        "memory"));
-    ctx.claim(tutorial::observed(
-        "pool_block_exported", "a block of cudaMallocAsync's default pool is exported",
-        answers[3].find("CUDA_SUCCESS") != std::string::npos, answers[3],
-        "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of pool "
-        "memory"));
+    claim_refusals(ctx, answers, host_supported);
     return ctx.verdict(
         fd >= 0 && v.fd >= 0,
         format("dma-buf descriptors for %s of cudaMalloc memory and %s of "
                "cuMemCreate memory",
-               tutorial::format_bytes(bytes).c_str(), tutorial::format_bytes(v.bytes).c_str()));
+               tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(v.bytes).c_str()));
 }
 
 TUTORIAL_SECTION(dmabuf, run_dmabuf);

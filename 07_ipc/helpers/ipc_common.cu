@@ -2,86 +2,27 @@
 
 #include "common/check.hpp"
 #include "common/device.hpp"
-#include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 #include "common/patterns.hpp"
-#include "common/timing.hpp"
+
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
-std::string to_hex(const void* data, std::size_t bytes) {
-    static const char digits[] = "0123456789abcdef";
-    const auto* p = static_cast<const unsigned char*>(data);
-    std::string text;
-    for (std::size_t i = 0; i < bytes; ++i) {
-        text += digits[p[i] >> 4];
-        text += digits[p[i] & 15];
-    }
-    return text;
-}
-
-bool from_hex(const std::string& text, void* data, std::size_t bytes) {
-    if (text.size() != 2 * bytes) return false;
-    auto* p = static_cast<unsigned char*>(data);
-    for (std::size_t i = 0; i < bytes; ++i) {
-        unsigned value = 0;
-        if (std::sscanf(text.c_str() + 2 * i, "%2x", &value) != 1) return false;
-        p[i] = static_cast<unsigned char>(value);
-    }
-    return true;
-}
-
-std::string handle_line(const cudaIpcMemHandle_t& handle, std::size_t number) {
-    return to_hex(&handle, sizeof handle) + " " + std::to_string(number) + "\n";
-}
-
-bool read_handle_line(cudaIpcMemHandle_t& handle, std::size_t& number) {
-    std::string line;
-    if (tutorial::read_input_line(line, task_timeout_s) != tutorial::Input::received) return false;
-    char hex[2 * sizeof(cudaIpcMemHandle_t) + 1] = {};
-    return std::sscanf(line.c_str(), "%128s %zu", hex, &number) == 2 &&
-           from_hex(hex, &handle, sizeof handle);
-}
-
-namespace {
-
-__global__ void transform_kernel(const std::uint32_t* input, std::uint32_t* result,
-                                 std::size_t count) {
-    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        result[i] = 2 * input[i] + 1;
-    }
-}
-
-}  // namespace
-
-void transform(const std::uint32_t* input, std::uint32_t* result, std::size_t count,
-               cudaStream_t stream) {
-    transform_kernel<<<512, 256, 0, stream>>>(input, result, count);
-    CUDA_CHECK_LAUNCH();
+tutorial::ChildResult child_result(int status) {
+    tutorial::ChildResult r;
+    r.exited = WIFEXITED(status);
+    r.exit_code = r.exited ? WEXITSTATUS(status) : -1;
+    r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return r;
 }
 
 std::uint64_t slice_sum(std::size_t offset, std::size_t count, std::uint32_t seed) {
     std::uint64_t sum = 0;
     for (std::size_t i = offset; i < offset + count; ++i) sum += pattern(i, seed);
     return sum;
-}
-
-double read_gbps(const std::uint32_t* data, std::size_t count, int runs) {
-    unsigned long long* sum = nullptr;
-    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
-    tutorial::EventTimer timer;
-    const double ms = tutorial::median_ms(1, runs, [&] {
-        CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
-        timer.start();
-        sum_on_device_async(data, count, sum, nullptr);
-        timer.stop();
-        return timer.elapsed_ms();
-    });
-    CUDA_CHECK(cudaFree(sum));
-    return tutorial::gb_per_s(count * sizeof *data, ms);
 }
 
 std::string why_no_legacy_ipc(int device) {
@@ -117,8 +58,8 @@ std::size_t fit(std::size_t free, std::size_t fixed, std::size_t each) {
 }  // namespace
 
 int workers_fitting(int wanted, const WorkerMemory& need) {
-    std::size_t fitting = fit(tutorial::free_device_memory(), need.device_fixed,
-                              context_bytes + need.device_each);
+    std::size_t fitting =
+        fit(tutorial::free_device_memory(), need.device_fixed, context_bytes + need.device_each);
     const std::size_t host = available_host_memory();
     if (host > 0) fitting = std::min(fitting, fit(host, need.host_fixed, need.host_each));
     return static_cast<int>(std::min<std::size_t>(fitting, static_cast<std::size_t>(wanted)));
