@@ -87,6 +87,15 @@ bool wait_with_deadline(pid_t worker, double timeout_s, int* status) {
     }
 }
 
+// A worker that outlives its deadline is ended here (and still reaped), so that none is left
+// behind; `status` then says SIGKILL.
+bool ended_within(pid_t worker, double timeout_s, int* status) {
+    if (wait_with_deadline(worker, timeout_s, status)) return true;
+    kill(worker, SIGKILL);
+    waitpid(worker, status, 0);
+    return false;
+}
+
 // The walkthrough's workers. An orphan: its master never sends a task. It reads as Step 2 does,
 // and its exit code says how that ended: 4 the master has gone, 5 the master is silent.
 int orphan_worker(double timeout_s) {
@@ -148,11 +157,11 @@ Found walkthrough(int device, std::size_t bytes, const std::vector<std::string>&
     const Worker lost = start_worker(role(self, {"orphan_worker", "30"}));
     send(lost.socket, "half a ta", 9, MSG_NOSIGNAL);
     close(lost.socket);
-    wait_with_deadline(lost.pid, 20.0, &found.lost_status);
+    ended_within(lost.pid, 20.0, &found.lost_status);
     // 2. A master that is alive but stuck: it keeps the channel open and sends nothing. The
     //    worker's own deadline, here 2 s, ends its wait.
     const Worker waiting = start_worker(role(self, {"orphan_worker", "2"}));
-    wait_with_deadline(waiting.pid, 20.0, &found.silent_status);
+    ended_within(waiting.pid, 20.0, &found.silent_status);
     close(waiting.socket);
     // 3. A master killed (SIGKILL: no code of its own runs) while its worker sits in a kernel,
     //    holding device memory. Its orphans come to us (PR_SET_CHILD_SUBREAPER), so that we can
@@ -167,14 +176,11 @@ Found walkthrough(int device, std::size_t bytes, const std::vector<std::string>&
     kill(doomed.pid, SIGKILL);  // the master alone, not its worker
     const Clock::time_point killed = Clock::now();
     int status = 0;
-    wait_with_deadline(doomed.pid, 10.0, &status);
+    ended_within(doomed.pid, 10.0, &status);
     if (found.worker_reported) {
         found.worker_gone = wait_with_deadline(worker, 5.0, &found.worker_status);
         found.gone_ms = std::chrono::duration<double, std::milli>(Clock::now() - killed).count();
-        if (!found.worker_gone) {  // it outlived its master: end it here
-            kill(worker, SIGKILL);
-            wait_with_deadline(worker, 5.0, &status);
-        }
+        if (!found.worker_gone) ended_within(worker, 0.0, &status);  // it outlived its master
     }
     close(doomed.socket);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
