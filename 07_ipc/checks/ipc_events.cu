@@ -63,6 +63,8 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
         "stream waited on the master's most recent record each time. Without the wait nothing\n"
         "orders the consumer's read after the master's memset, and what it reads is not\n"
         "predictable: any state of the buffer.\n\n");
+    // The opened event behaves as one created in the consumer: a stream that waits on it waits for
+    // the work its last record followed (the cudaStreamWaitEvent entry).
     ctx.claim(tutorial::documented(
         "event_orders_stream",
         "an interprocess event orders another process's stream after this one's work",
@@ -70,8 +72,6 @@ tutorial::Result run_ipc_events(tutorial::Context& ctx) {
         format("%d of %d batches summed after they were produced, though announced before",
                in_order, batches),
         "the consumer's stream did not wait on the event (cudaStreamWaitEvent missing)",
-        // The opened event behaves as one created there: a stream that waits on it waits for the
-        // work its last record followed (the cudaStreamWaitEvent entry).
         tutorial::Entry{"Runtime API reference: cudaIpcOpenEventHandle",
                         "cudaEvent_t cudaEventDisableTiming", "returns"}));
     return ctx.verdict(in_order == batches && ended.succeeded(),
