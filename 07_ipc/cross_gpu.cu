@@ -1,20 +1,106 @@
-// Section cross_gpu (needs 2 or more GPUs): workers on other GPUs than the master's use its memory
-// in place. A legacy handle opens as on one GPU; imported VMM memory needs a grant for the
-// worker's GPU. (checks/cross_gpu.cu times both against one process with peer access.)
-#include "common/check.hpp"
+// Section cross_gpu (2 or more GPUs): workers on other GPUs than the master's use its memory.
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
+#include "common/timing.hpp"  // and check.hpp's CUDA_CHECK
 #include "common/vmm.hpp"
-
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
-
-#include <cstdint>
-
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 namespace {
 
-constexpr int master_gpu = 0;
+// A legacy handle opens on another GPU as on the same one; imported VMM memory needs a grant for
+// the worker's GPU. Each worker reads the master's memory in place and copies it; the same two
+// GPUs inside one process, with peer access, give the rates to compare with.
 
-// Step 1. The master, on GPU 0, shares cudaMalloc memory by a legacy handle and cuMemCreate memory
-// (created exportable) as a file descriptor.
+// A worker process: this program started again, by fork and at once exec, with one end of a Unix
+// socket pair as its stdin and stdout (as in section master_workers).
+struct Worker {
+    pid_t pid;
+    int socket;
+};
+
+Worker start_worker(const std::vector<std::string>& command) {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
+    std::vector<char*> argv;
+    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) std::exit(1);
+    if (pid == 0) {
+        dup2(ends[1], STDIN_FILENO);
+        dup2(ends[1], STDOUT_FILENO);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    close(ends[1]);
+    return {pid, ends[0]};
+}
+
+bool send_all(int socket, const void* data, std::size_t bytes) {  // false: the other side is gone
+    for (const char* next = static_cast<const char*>(data); bytes > 0;) {
+        const ssize_t sent = send(socket, next, bytes, MSG_NOSIGNAL);
+        if (sent <= 0) return false;
+        next += sent;
+        bytes -= static_cast<std::size_t>(sent);
+    }
+    return true;
+}
+
+bool read_all(int socket, void* data, std::size_t bytes) {  // false at end-of-file
+    for (char* next = static_cast<char*>(data); bytes > 0;) {
+        const ssize_t got = read(socket, next, bytes);
+        if (got <= 0) return false;
+        next += got;
+        bytes -= static_cast<std::size_t>(got);
+    }
+    return true;
+}
+
+int wait_for(const Worker& worker) {  // how it ended, as waitpid reports it
+    close(worker.socket);
+    int status = 0;
+    waitpid(worker.pid, &status, 0);
+    return status;
+}
+
+// A descriptor over a Unix socket (SCM_RIGHTS), as in section vmm_fd.
+struct DescriptorMessage {
+    char byte = 'F';
+    iovec data{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr header{nullptr, 0, &data, 1, control, sizeof control, 0};
+};
+
+bool send_descriptor(int socket, int fd) {
+    DescriptorMessage message;
+    cmsghdr* control = CMSG_FIRSTHDR(&message.header);
+    control->cmsg_level = SOL_SOCKET;
+    control->cmsg_type = SCM_RIGHTS;
+    control->cmsg_len = CMSG_LEN(sizeof fd);
+    std::memcpy(CMSG_DATA(control), &fd, sizeof fd);
+    return sendmsg(socket, &message.header, MSG_NOSIGNAL) == 1;
+}
+
+int receive_descriptor(int socket) {  // -1 if none came
+    DescriptorMessage message;
+    if (recvmsg(socket, &message.header, 0) != 1) return -1;
+    const cmsghdr* control = CMSG_FIRSTHDR(&message.header);
+    if (control == nullptr || control->cmsg_type != SCM_RIGHTS) return -1;
+    int fd = -1;
+    std::memcpy(&fd, CMSG_DATA(control), sizeof fd);
+    return fd;
+}
+
+constexpr std::uint32_t ipc_seed = 81;  // the cudaMalloc buffer holds pattern(i, ipc_seed)
+constexpr std::uint32_t vmm_seed = 82;  // the cuMemCreate memory pattern(i, vmm_seed)
+constexpr int runs = 5;                 // timed runs of each read and copy (medians)
+
+// Step 1. The master, on its GPU, shares cudaMalloc memory by a legacy handle and cuMemCreate
+// memory (created exportable) as a file descriptor.
 struct Shared {
     std::uint32_t* ipc_buffer = nullptr;
     cudaIpcMemHandle_t handle{};
@@ -24,22 +110,32 @@ struct Shared {
     int fd = -1;
 };
 
-Shared make_shared(std::size_t wanted) {
+Shared make_shared(int master, std::size_t wanted) {
     Shared s;
-    CUDA_CHECK(cudaSetDevice(master_gpu));
+    CUDA_CHECK(cudaSetDevice(master));
     const CUmemAllocationProp prop =
-        tutorial::vmm_properties(master_gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        tutorial::vmm_properties(master, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     s.bytes = tutorial::round_up(wanted, tutorial::vmm_granularity(prop));
     CUDA_CHECK(cudaMalloc(&s.ipc_buffer, s.bytes));
+    fill_on_device(s.ipc_buffer, s.bytes / 4, ipc_seed);
     CUDA_CHECK(cudaIpcGetMemHandle(&s.handle, s.ipc_buffer));
     s.vmm_memory = tutorial::vmm_create(prop, s.bytes);
     s.vmm_address = tutorial::vmm_reserve(s.bytes, 0);
     tutorial::vmm_map(s.vmm_address, s.bytes, s.vmm_memory);
-    tutorial::vmm_set_access(s.vmm_address, s.bytes, master_gpu);
+    tutorial::vmm_set_access(s.vmm_address, s.bytes, master);
+    fill_on_device(reinterpret_cast<std::uint32_t*>(s.vmm_address), s.bytes / 4, vmm_seed);
     const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
     CU_CHECK(cuMemExportToShareableHandle(&s.fd, s.vmm_memory,
                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
     return s;
+}
+
+void free_shared(const Shared& s) {
+    close(s.fd);
+    tutorial::vmm_unmap(s.vmm_address, s.bytes);
+    tutorial::vmm_release(s.vmm_memory);
+    tutorial::vmm_free(s.vmm_address, s.bytes);
+    CUDA_CHECK(cudaFree(s.ipc_buffer));
 }
 
 // Step 2. A worker on another GPU opens the legacy handle as on the same GPU: with
@@ -48,10 +144,6 @@ void* open_from_other_gpu(const cudaIpcMemHandle_t& handle) {
     void* data = nullptr;
     CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
     return data;
-}
-
-void close_from_other_gpu(void* data) {
-    CUDA_CHECK(cudaIpcCloseMemHandle(data));
 }
 
 // Step 3. Imported VMM memory needs an explicit grant: the memory is on the master's GPU, and the
@@ -70,24 +162,136 @@ CUdeviceptr import_for_this_gpu(int fd, std::size_t bytes, int device) {
     return address;
 }
 
-// Step 4. Where is the memory? For device memory, the cudaPointerGetAttributes entry says
-// `device` is the GPU where it resides. The worker asks, for each way in.
-int device_of(const void* data) {
+// Step 4. What the current GPU makes of memory: where it is (for device memory, the
+// cudaPointerGetAttributes entry says `device` is the GPU where it resides), how fast a kernel
+// reads it in place and a copy brings it into this GPU's own memory, and whether it holds the
+// pattern it should.
+struct Use {
+    int device_named;
+    double read_gbps, copy_gbps;
+    std::size_t wrong;
+};
+
+Use use(const std::uint32_t* data, std::size_t count, std::uint32_t seed) {
     cudaPointerAttributes attributes{};
     CUDA_CHECK(cudaPointerGetAttributes(&attributes, data));
-    return attributes.device;
+    unsigned long long* sum = nullptr;
+    std::uint32_t* local = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMalloc(&local, count * sizeof *local));
+    const double read_ms = tutorial::median_event_ms(1, runs, [&] {
+        sum_on_device_async(data, count, sum, nullptr);  // a sum nobody reads: the read is timed
+    });
+    const double copy_ms = tutorial::median_event_ms(1, runs, [&] {
+        CUDA_CHECK(cudaMemcpyAsync(local, data, count * sizeof *local, cudaMemcpyDefault, nullptr));
+    });
+    CUDA_CHECK(cudaFree(local));
+    CUDA_CHECK(cudaFree(sum));
+    return {attributes.device, tutorial::gb_per_s(count * 4, read_ms),
+            tutorial::gb_per_s(count * 4, copy_ms), mismatches_on_device(data, count, seed)};
+}
+
+// The worker process on GPU `device`: the handle and the size, then the descriptor; it uses the
+// master's memory both ways in and answers what it found.
+struct Request {
+    cudaIpcMemHandle_t handle;
+    std::size_t bytes;
+};
+
+struct Answer {
+    Use ipc, vmm;
+};
+
+int cross_gpu_worker(int device) {
+    CUDA_CHECK(cudaSetDevice(device));
+    Request request{};
+    if (!read_all(STDIN_FILENO, &request, sizeof request)) return 4;
+    const int fd = receive_descriptor(STDIN_FILENO);
+    if (fd < 0) return 4;
+    Answer answer{};
+    void* opened = open_from_other_gpu(request.handle);
+    answer.ipc = use(static_cast<const std::uint32_t*>(opened), request.bytes / 4, ipc_seed);
+    CUDA_CHECK(cudaIpcCloseMemHandle(opened));
+    const CUdeviceptr address = import_for_this_gpu(fd, request.bytes, device);
+    answer.vmm = use(reinterpret_cast<const std::uint32_t*>(address), request.bytes / 4, vmm_seed);
+    tutorial::vmm_unmap(address, request.bytes);
+    tutorial::vmm_free(address, request.bytes);
+    return send_all(STDOUT_FILENO, &answer, sizeof answer) ? 0 : 4;
 }
 
 // Step 5. For comparison, the same two GPUs inside one process: GPU `gpu` reaches the master's
-// memory once peer access is enabled from it.
-void enable_peer_access_from(int gpu) {
+// cudaMalloc memory once peer access is enabled from it.
+Use in_one_process(const Shared& s, int master, int gpu) {
     CUDA_CHECK(cudaSetDevice(gpu));
-    CUDA_CHECK(cudaDeviceEnablePeerAccess(master_gpu, 0));
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(master, 0));
+    const Use found = use(s.ipc_buffer, s.bytes / 4, ipc_seed);
+    CUDA_CHECK(cudaDeviceDisablePeerAccess(master));
+    CUDA_CHECK(cudaSetDevice(master));
+    return found;
 }
 
-void disable_peer_access_from(int gpu) {
-    CUDA_CHECK(cudaSetDevice(gpu));
-    CUDA_CHECK(cudaDeviceDisablePeerAccess(master_gpu));
+// What the master found for each other GPU: the rates in one process, the worker's answer and
+// how the worker ended (waitpid's status).
+struct Found {
+    std::size_t bytes = 0;
+    std::vector<int> gpus;
+    std::vector<Use> in_process;
+    std::vector<Answer> answers;
+    std::vector<bool> answered;
+    std::vector<int> statuses;
+};
+
+// `self` runs this program again, in the role named after it ("cross_gpu_worker" and a GPU).
+Found walkthrough(std::size_t wanted, int master, const std::vector<std::string>& self) {
+    Found found;
+    int gpus = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&gpus));
+    // 1. The master, on its GPU, shares both kinds of memory (Step 1).
+    const Shared s = make_shared(master, wanted);
+    found.bytes = s.bytes;
+    for (int g = 0; g < gpus; ++g) {
+        if (g == master) continue;
+        found.gpus.push_back(g);
+        // 2. GPU g reaches the memory inside this process, with peer access (Step 5).
+        found.in_process.push_back(in_one_process(s, master, g));
+        // 3. A worker on GPU g: this program again. It gets the handle and the size, then the
+        //    descriptor, and uses both ways in (Steps 2 to 4).
+        std::vector<std::string> command = self;
+        command.insert(command.end(), {"cross_gpu_worker", std::to_string(g)});
+        const Worker worker = start_worker(command);
+        const Request request{s.handle, s.bytes};
+        Answer answer{};
+        found.answered.push_back(send_all(worker.socket, &request, sizeof request) &&
+                                 send_descriptor(worker.socket, s.fd) &&
+                                 read_all(worker.socket, &answer, sizeof answer));
+        found.answers.push_back(answer);
+        found.statuses.push_back(wait_for(worker));
+    }
+    // 4. Every worker has ended: the master frees its memory.
+    free_shared(s);
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+// Alone, this program is the master on GPU 0 with 64 MiB of each kind; each worker is the same
+// program, started as `<program> cross_gpu_worker <gpu>`.
+int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "cross_gpu_worker") {
+        return cross_gpu_worker(std::atoi(argv[2]));
+    }
+    const Found found = walkthrough(std::size_t{64} << 20, 0, {"/proc/self/exe"});
+    for (std::size_t i = 0; i < found.gpus.size(); ++i) {
+        const Answer& a = found.answers[i];
+        std::printf("GPU %d, one process: read %.0f GB/s, copy %.0f GB/s\n", found.gpus[i],
+                    found.in_process[i].read_gbps, found.in_process[i].copy_gbps);
+        std::printf("  its worker, legacy handle: read %.0f, copy %.0f GB/s, %zu wrong\n",
+                    a.ipc.read_gbps, a.ipc.copy_gbps, a.ipc.wrong);
+        std::printf("  its worker, descriptor: read %.0f, copy %.0f GB/s, %zu wrong\n",
+                    a.vmm.read_gbps, a.vmm.copy_gbps, a.vmm.wrong);
+    }
+    return found.gpus.empty() ? 1 : 0;
+}
+#endif

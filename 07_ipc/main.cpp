@@ -6,8 +6,12 @@ int main(int argc, char** argv) {
     using tutorial::Section;
     using tutorial::Takes;
     // Each worker process creates a CUDA context (hundreds of MiB of device memory and a few
-    // hundred ms each): a handful makes the point. Sizes are read 16 bytes at a time.
-    const Takes batch = Takes{}.size(16, 2 * GiB).workers(1, 16);
+    // hundred ms each): a handful makes the point, and the sections run as many as the free memory
+    // holds. Sizes are read 16 bytes at a time. The master of `master_workers` holds two buffers of
+    // --size on the device (input and result); the master of `bench` one on the device and its
+    // pinned copy on the host.
+    const Takes batch = Takes{}.size(16, 2 * GiB).workers(1, 16).holds(2, 0);
+    const Takes bench = Takes{}.size(16, 2 * GiB).workers(1, 16).holds(1, 1);
     const tutorial::Chapter chapter{
         "07_ipc",
         "Sharing GPU memory and events between processes",
@@ -20,7 +24,7 @@ int main(int argc, char** argv) {
             Section{"pitfalls", "IPC calls used the wrong way (fault)"},
             Section{"robustness", "a crashing worker, workers losing their master: no hangs",
                     Takes{}.workers(2, 16)},  // worker 1 is the one that crashes
-            Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", batch},
+            Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", bench},
             Section{"pool_ipc", "a pool shared by descriptor, its blocks by export data"},
             Section{"which_memory", "every kind of memory against every way of sharing it"},
             Section{"dmabuf", "device memory as a dma-buf descriptor, for NICs and other drivers"},

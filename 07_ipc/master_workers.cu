@@ -1,92 +1,90 @@
 // Section master_workers: the Programming Guide's interprocess communication scenario. A master
-// puts a batch on the GPU once; worker processes get its IPC handles and use it in place.
+// puts a batch on the GPU once; worker processes open its IPC handles and use it in place.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-
-#include <cstdint>
-#include <cstdio>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cstdlib>
 #include <string>
 #include <vector>
-
 namespace {
 
-// The master's batch: two buffers in its device memory, and a handle for each.
-struct Batch {
-    std::uint32_t* input;
-    std::uint32_t* result;
-    cudaIpcMemHandle_t input_handle;
-    cudaIpcMemHandle_t result_handle;
+// A worker process: this program started again, by fork and at once exec (a process forked from
+// one that uses CUDA may use CUDA only after an exec: chapter 03). Its standard input and output
+// are one end of a Unix socket pair; the master keeps the other end.
+struct Worker {
+    pid_t pid;
+    int socket;
 };
 
-// Step 1. The master puts the batch on the GPU once and makes one handle per buffer, the same for
-// every worker.
-Batch put_batch_on_gpu(std::size_t count, std::uint32_t seed) {
-    Batch batch{};
-    CUDA_CHECK(cudaMalloc(&batch.input, count * sizeof *batch.input));
-    CUDA_CHECK(cudaMalloc(&batch.result, count * sizeof *batch.result));
-    fill_on_device(batch.input, count, seed);  // input[i] = pattern(i, seed)
-    CUDA_CHECK(cudaMemset(batch.result, 0, count * sizeof *batch.result));
-    CUDA_CHECK(cudaIpcGetMemHandle(&batch.input_handle, batch.input));
-    CUDA_CHECK(cudaIpcGetMemHandle(&batch.result_handle, batch.result));
-    return batch;
-}
-
-// Step 2. How the handles reach a worker. A handle is 64 opaque bytes (its `reserved` array), so
-// any channel that carries bytes can carry it. Each worker gets one line of text on its standard
-// input, a pipe from the master that started it (fork + exec): both handles in hexadecimal, then
-// its slice as an offset and a count. Offsets travel, never pointers: the same memory has a
-// different address in every process.
-void append_hex(std::string& line, const cudaIpcMemHandle_t& handle) {
-    for (const char byte : handle.reserved) {
-        char digits[3];
-        std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned char>(byte));
-        line += digits;
+Worker start_worker(const std::vector<std::string>& command) {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
+    std::vector<char*> argv;
+    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) std::exit(1);
+    if (pid == 0) {  // the new process: the socket becomes its stdin and stdout, then exec
+        dup2(ends[1], STDIN_FILENO);
+        dup2(ends[1], STDOUT_FILENO);
+        execv(argv[0], argv.data());
+        _exit(127);
     }
-    line += ' ';
+    close(ends[1]);
+    return {pid, ends[0]};
 }
 
-// Slices are whole multiples of 4 elements (the sum kernel reads 16 bytes at a time).
-std::vector<std::string> task_lines(const Batch& batch, std::size_t count, int workers) {
-    const std::size_t per_worker = count / workers / 4 * 4;
-    std::vector<std::string> lines;
-    for (int w = 0; w < workers; ++w) {
-        const std::size_t offset = w * per_worker;
-        const std::size_t slice = w + 1 == workers ? count - offset : per_worker;
-        std::string line;
-        append_hex(line, batch.input_handle);
-        append_hex(line, batch.result_handle);
-        lines.push_back(line + std::to_string(offset) + " " + std::to_string(slice) + "\n");
+// Bytes over the socket, either way: false once the other side has gone (MSG_NOSIGNAL: a worker
+// that died is an answer, not a signal that ends the master).
+bool send_all(int socket, const void* data, std::size_t bytes) {
+    for (const char* next = static_cast<const char*>(data); bytes > 0;) {
+        const ssize_t sent = send(socket, next, bytes, MSG_NOSIGNAL);
+        if (sent <= 0) return false;
+        next += sent;
+        bytes -= static_cast<std::size_t>(sent);
     }
-    return lines;
+    return true;
 }
 
-// Step 3. The worker reads its line back: the handles, byte by byte, and its slice.
-struct SliceTask {
+bool read_all(int socket, void* data, std::size_t bytes) {
+    for (char* next = static_cast<char*>(data); bytes > 0;) {
+        const ssize_t got = read(socket, next, bytes);
+        if (got <= 0) return false;  // end-of-file: the other side has gone
+        next += got;
+        bytes -= static_cast<std::size_t>(got);
+    }
+    return true;
+}
+
+int wait_for(const Worker& worker) {  // how it ended, as waitpid reports it
+    close(worker.socket);
+    int status = 0;
+    waitpid(worker.pid, &status, 0);
+    return status;
+}
+
+constexpr std::uint32_t batch_seed = 41;  // the batch: input[i] = pattern(i, batch_seed)
+
+// A worker's task and its answer. A handle is 64 opaque bytes, so any channel that carries bytes
+// carries it. The slice travels as an offset, never as a pointer: the same memory has a different
+// address in every process.
+struct Task {
     cudaIpcMemHandle_t input;
     cudaIpcMemHandle_t result;
-    std::size_t offset;
+    std::size_t offset;  // the worker's slice: `count` elements from element `offset`
     std::size_t count;
 };
 
-bool read_hex(const char*& text, cudaIpcMemHandle_t& handle) {
-    for (char& byte : handle.reserved) {
-        unsigned value = 0;
-        if (std::sscanf(text, "%2x", &value) != 1) return false;
-        byte = static_cast<char>(value);
-        text += 2;
-    }
-    return *text++ == ' ';
-}
+struct Answer {
+    unsigned long long sum;  // of the worker's slice of the input
+    void* input;             // where the two buffers appeared in the worker
+    void* result;
+};
 
-bool parse_task_line(const std::string& line, SliceTask* task) {
-    const char* text = line.c_str();
-    return read_hex(text, task->input) && read_hex(text, task->result) &&
-           std::sscanf(text, "%zu %zu", &task->offset, &task->count) == 2;
-}
-
-// Step 4. The worker opens the handles: they become addresses of this process. It uses the
-// master's memory in place (sums its slice, writes 2 * x + 1 into the result), finishes with it,
-// and lets go of it.
+// The worker opens the handles (addresses of its own), uses the master's memory in place (sums
+// its slice, writes 2 * x + 1 into the result), finishes with it, and lets go of it.
 __global__ void two_x_plus_one(const std::uint32_t* in, std::uint32_t* out, std::size_t count) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -94,32 +92,114 @@ __global__ void two_x_plus_one(const std::uint32_t* in, std::uint32_t* out, std:
     }
 }
 
-struct SliceWork {
-    void* input;  // where the two buffers appeared in the worker
-    void* result;
-    std::uint64_t checksum;  // the sum of its slice of the input
-};
-
-SliceWork work_on_slice(const SliceTask& task) {
-    SliceWork work{};
-    CUDA_CHECK(cudaIpcOpenMemHandle(&work.input, task.input, cudaIpcMemLazyEnablePeerAccess));
-    CUDA_CHECK(cudaIpcOpenMemHandle(&work.result, task.result, cudaIpcMemLazyEnablePeerAccess));
-    const auto* in = static_cast<const std::uint32_t*>(work.input) + task.offset;
-    auto* out = static_cast<std::uint32_t*>(work.result) + task.offset;
-    work.checksum = sum_on_device(in, task.count);
+Answer work_on_slice(const Task& task) {
+    Answer answer{};
+    CUDA_CHECK(cudaIpcOpenMemHandle(&answer.input, task.input, cudaIpcMemLazyEnablePeerAccess));
+    CUDA_CHECK(cudaIpcOpenMemHandle(&answer.result, task.result, cudaIpcMemLazyEnablePeerAccess));
+    const auto* in = static_cast<const std::uint32_t*>(answer.input) + task.offset;
+    auto* out = static_cast<std::uint32_t*>(answer.result) + task.offset;
+    answer.sum = sum_on_device(in, task.count);
     two_x_plus_one<<<512, 256>>>(in, out, task.count);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());  // done with the memory before letting go of it
-    CUDA_CHECK(cudaIpcCloseMemHandle(work.input));
-    CUDA_CHECK(cudaIpcCloseMemHandle(work.result));
-    return work;
+    CUDA_CHECK(cudaIpcCloseMemHandle(answer.input));
+    CUDA_CHECK(cudaIpcCloseMemHandle(answer.result));
+    return answer;
 }
 
-// Step 5. The master frees its buffers only once every worker has ended: memory freed while
-// another process still has it open is undefined (the cudaIpcOpenMemHandle entry).
-void free_batch(const Batch& batch) {
-    CUDA_CHECK(cudaFree(batch.input));
-    CUDA_CHECK(cudaFree(batch.result));
+// A worker process from start to end: on the master's GPU, its task from the master, the work,
+// its answer back.
+int worker(int device) {
+    CUDA_CHECK(cudaSetDevice(device));
+    Task task{};
+    if (!read_all(STDIN_FILENO, &task, sizeof task)) return 4;  // the master has gone
+    const Answer answer = work_on_slice(task);
+    return send_all(STDOUT_FILENO, &answer, sizeof answer) ? 0 : 4;
+}
+
+// What the master found: each worker's task and answer (answered: it came), how the worker ended
+// (waitpid's status), and how many values of its slice of the result are not 2 * x + 1.
+struct Found {
+    std::vector<Task> tasks;
+    std::vector<Answer> answers;
+    std::vector<bool> answered;
+    std::vector<int> statuses;
+    std::vector<std::size_t> wrong;
+    void* input = nullptr;  // where the buffers were in the master
+    void* result = nullptr;
+};
+
+// `self` runs this program again, in the role named after it ("slice_worker" and the device).
+Found walkthrough(std::size_t count, int workers, int device,
+                  const std::vector<std::string>& self) {
+    Found found;
+    // 1. The master allocates the batch's two buffers in its device memory...
+    std::uint32_t* input = nullptr;
+    std::uint32_t* result = nullptr;
+    CUDA_CHECK(cudaMalloc(&input, count * sizeof *input));
+    CUDA_CHECK(cudaMalloc(&result, count * sizeof *result));
+    // 2. ...puts the batch there once and clears the result, and waits for both: nothing orders
+    //    another process's kernels after this one's work.
+    fill_on_device(input, count, batch_seed);
+    CUDA_CHECK(cudaMemset(result, 0, count * sizeof *result));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    // 3. It makes one IPC handle per buffer, the same for every worker.
+    cudaIpcMemHandle_t input_handle{};
+    cudaIpcMemHandle_t result_handle{};
+    CUDA_CHECK(cudaIpcGetMemHandle(&input_handle, input));
+    CUDA_CHECK(cudaIpcGetMemHandle(&result_handle, result));
+    // 4. It starts the workers: this program again, as a worker on the same GPU.
+    std::vector<std::string> command = self;
+    command.insert(command.end(), {"slice_worker", std::to_string(device)});
+    std::vector<Worker> started;
+    for (int w = 0; w < workers; ++w) started.push_back(start_worker(command));
+    // 5. It hands each worker both handles and its slice: whole multiples of 4 elements (the sum
+    //    kernel reads 16 bytes at a time), the last worker taking the rest.
+    const std::size_t per_worker = count / workers / 4 * 4;
+    for (int w = 0; w < workers; ++w) {
+        const std::size_t offset = w * per_worker;
+        const std::size_t slice = w + 1 == workers ? count - offset : per_worker;
+        found.tasks.push_back({input_handle, result_handle, offset, slice});
+        send_all(started[w].socket, &found.tasks.back(), sizeof(Task));
+    }
+    // 6. It waits for each worker's answer, and for the worker to end.
+    for (const Worker& each : started) {
+        Answer answer{};
+        found.answered.push_back(read_all(each.socket, &answer, sizeof answer));
+        found.answers.push_back(answer);
+        found.statuses.push_back(wait_for(each));
+    }
+    // 7. It checks each slice of the result, and frees the buffers only now that every worker has
+    //    ended: freeing memory that another process still has open is undefined (the
+    //    cudaIpcOpenMemHandle entry).
+    for (const Task& task : found.tasks) {
+        found.wrong.push_back(mismatches_on_device(result + task.offset, task.count, batch_seed,
+                                                   {2, 1}, task.offset));
+    }
+    found.input = input;
+    found.result = result;
+    CUDA_CHECK(cudaFree(input));
+    CUDA_CHECK(cudaFree(result));
+    return found;
 }
 
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+// Alone, this program is the master of 2 workers over 16 MiB; each worker is the same program,
+// started as `<program> slice_worker <device>`.
+int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "slice_worker") return worker(std::atoi(argv[2]));
+    const Found found = walkthrough(std::size_t{4} << 20, 2, 0, {"/proc/self/exe"});
+    std::printf("master: input at %p, result at %p\n", found.input, found.result);
+    std::size_t wrong = 0;
+    for (std::size_t w = 0; w < found.tasks.size(); ++w) {
+        std::printf("worker %zu: slice %zu + %zu, input at %p, its sum %llu; %zu results wrong\n",
+                    w, found.tasks[w].offset, found.tasks[w].count, found.answers[w].input,
+                    found.answers[w].sum, found.wrong[w]);
+        wrong += found.wrong[w] + (found.answered[w] ? 0 : 1);
+    }
+    return wrong == 0 ? 0 : 1;
+}
+#endif

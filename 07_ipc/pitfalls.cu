@@ -1,13 +1,71 @@
-// Section pitfalls (fault demo): IPC calls used the wrong way, each with what it returns. None is
-// checked here: what each returns is the lesson. (checks/pitfalls.cu makes them in a child.)
+// Section pitfalls (fault demo): IPC calls used the wrong way, each with what it returns.
 #include "common/check.hpp"
 #include "common/driver.hpp"
+#include "common/patterns.hpp"
 #include "common/vmm.hpp"
-
-#include <cstddef>
-#include <cstdint>
-
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cstdlib>
+#include <vector>
 namespace {
+
+// None of the calls below is checked: what each returns is the lesson, and a refusal's error is
+// cleared.
+
+// A worker process: this program started again, by fork and at once exec, with one end of a Unix
+// socket pair as its stdin and stdout (as in section master_workers).
+struct Worker {
+    pid_t pid;
+    int socket;
+};
+
+Worker start_worker(const std::vector<std::string>& command) {
+    int ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
+    std::vector<char*> argv;
+    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) std::exit(1);
+    if (pid == 0) {
+        dup2(ends[1], STDIN_FILENO);
+        dup2(ends[1], STDOUT_FILENO);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    close(ends[1]);
+    return {pid, ends[0]};
+}
+
+bool send_all(int socket, const void* data, std::size_t bytes) {  // false: the other side is gone
+    for (const char* next = static_cast<const char*>(data); bytes > 0;) {
+        const ssize_t sent = send(socket, next, bytes, MSG_NOSIGNAL);
+        if (sent <= 0) return false;
+        next += sent;
+        bytes -= static_cast<std::size_t>(sent);
+    }
+    return true;
+}
+
+bool read_all(int socket, void* data, std::size_t bytes) {  // false at end-of-file
+    for (char* next = static_cast<char*>(data); bytes > 0;) {
+        const ssize_t got = read(socket, next, bytes);
+        if (got <= 0) return false;
+        next += got;
+        bytes -= static_cast<std::size_t>(got);
+    }
+    return true;
+}
+
+int wait_for(const Worker& worker) {  // how it ended, as waitpid reports it
+    close(worker.socket);
+    int status = 0;
+    waitpid(worker.pid, &status, 0);
+    return status;
+}
+
+constexpr std::uint32_t seed = 5;  // the buffer's values, pattern(i, 5): none of them 0
 
 // Step 1. Legacy IPC handles are for whole cudaMalloc allocations, opened by another process.
 // Each call below steps outside that.
@@ -33,14 +91,17 @@ LegacyMisuse legacy_misuses(void* buffer, void* managed) {
 }
 
 // Step 2. Where the interior pointer's handle leads: another process opens it and reads the first
-// value there.
-std::uint32_t first_value_through(const cudaIpcMemHandle_t& handle) {
+// value there (pattern(i, seed) differs for every i, so the value tells which element it is).
+int peek_worker(int device) {
+    CUDA_CHECK(cudaSetDevice(device));
+    cudaIpcMemHandle_t handle{};
+    if (!read_all(STDIN_FILENO, &handle, sizeof handle)) return 4;
     void* opened = nullptr;
     CUDA_CHECK(cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess));
     std::uint32_t first = 0;
     CUDA_CHECK(cudaMemcpy(&first, opened, sizeof first, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaIpcCloseMemHandle(opened));
-    return first;
+    return send_all(STDOUT_FILENO, &first, sizeof first) ? 0 : 4;
 }
 
 // Step 3. A pool of host memory cannot be shared: its entry refuses any handle type for it.
@@ -107,4 +168,77 @@ TimedEvent timed_interprocess_event() {
     return t;
 }
 
+// What each misuse returned, and for the interior handle whether another process could open it
+// (peeked) and the first value it found there.
+struct Found {
+    LegacyMisuse legacy;
+    bool peeked;
+    std::uint32_t first_value;
+    cudaError_t host_pool;
+    VmmMisuse vmm;
+    TimedEvent event;
+};
+
+// `self` runs this program again, in the role named after it ("peek_worker" and the device).
+Found walkthrough(int device, const std::vector<std::string>& self) {
+    Found found{};
+    // 1. A cudaMalloc buffer of 2 MiB with known values (a smaller one may share its block with
+    //    other allocations, and a handle to it would share them too), and managed memory.
+    constexpr std::size_t bytes = std::size_t{2} << 20;
+    void* buffer = nullptr;
+    void* managed = nullptr;
+    CUDA_CHECK(cudaMalloc(&buffer, bytes));
+    CUDA_CHECK(cudaMallocManaged(&managed, bytes));
+    fill_on_device(static_cast<std::uint32_t*>(buffer), bytes / 4, seed);
+    // 2. The legacy calls used the wrong way (Step 1).
+    found.legacy = legacy_misuses(buffer, managed);
+    // 3. If the interior pointer got a handle, another process opens it (Step 2), while the
+    //    buffer is still allocated.
+    if (found.legacy.interior == cudaSuccess) {
+        std::vector<std::string> command = self;
+        command.insert(command.end(), {"peek_worker", std::to_string(device)});
+        const Worker peek = start_worker(command);
+        found.peeked =
+            send_all(peek.socket, &found.legacy.interior_handle, sizeof(cudaIpcMemHandle_t)) &&
+            read_all(peek.socket, &found.first_value, sizeof found.first_value);
+        wait_for(peek);
+    }
+    // 4. A pool of host memory asked to be shareable (Step 3), VMM memory through the wrong
+    //    calls (Step 4), and an interprocess event that records timing (Step 5).
+    found.host_pool = exportable_host_pool();
+    found.vmm = vmm_misuses(device);
+    found.event = timed_interprocess_event();
+    CUDA_CHECK(cudaFree(buffer));
+    CUDA_CHECK(cudaFree(managed));
+    return found;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+// Alone, this program makes every misuse itself; the process that opens the interior handle is
+// the same program, started as `<program> peek_worker <device>`.
+int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "peek_worker") {
+        return peek_worker(std::atoi(argv[2]));
+    }
+    const Found f = walkthrough(0, {"/proc/self/exe"});
+    std::printf("opening its own handle: %s\n", cudaGetErrorName(f.legacy.own));
+    std::printf("a handle 4 KiB into the allocation: %s", cudaGetErrorName(f.legacy.interior));
+    if (f.peeked) {
+        std::printf("; another process found element %s there\n",
+                    f.first_value == pattern(0, seed) ? "0, the allocation's start" : "(other)");
+    } else {
+        std::printf("\n");
+    }
+    std::printf("a handle for managed memory: %s\n", cudaGetErrorName(f.legacy.of_managed));
+    std::printf("an exportable pool of host memory: %s\n", cudaGetErrorName(f.host_pool));
+    std::printf("exporting VMM memory with no handle type: %s\n",
+                tutorial::driver_error_name(f.vmm.exported));
+    std::printf("a legacy handle for VMM memory: %s\n", cudaGetErrorName(f.vmm.of_vmm));
+    std::printf("an interprocess event that records timing: %s\n",
+                cudaGetErrorName(f.event.created));
+    return 0;
+}
+#endif

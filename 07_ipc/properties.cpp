@@ -1,37 +1,17 @@
 // Section properties: what this device offers for sharing memory and events between processes.
-// Each property predicts whether a call works; the lesson reads them and makes the calls.
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"
 #include "common/vmm.hpp"
-
 #include <unistd.h>
 
 namespace {
 
-struct IpcProperties {
-    int unified_addressing;      // legacy IPC handles for cudaMalloc memory
-    int ipc_event_supported;     // interprocess events
-    int memory_pools_supported;  // cudaMallocAsync, and pools that can be exported
-    int posix_fd_supported;      // VMM memory exported as a file descriptor (driver API)
-};
+// Each way of sharing memory between processes has a property that says whether it works here;
+// the walkthrough reads them and tries each way once. Any call may be refused: what it returns is
+// the answer, so none of those is checked, and a refusal's error is cleared.
 
-// Step 1. Each way of sharing memory between processes has a property that says whether it works
-// here.
-IpcProperties ipc_properties(int device) {
-    IpcProperties p{};
-    CUDA_CHECK(cudaDeviceGetAttribute(&p.unified_addressing, cudaDevAttrUnifiedAddressing, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&p.ipc_event_supported, cudaDevAttrIpcEventSupport, device));
-    CUDA_CHECK(
-        cudaDeviceGetAttribute(&p.memory_pools_supported, cudaDevAttrMemoryPoolsSupported, device));
-    p.posix_fd_supported = tutorial::driver_attribute(
-        device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
-    return p;
-}
-
-// Step 2. The call each property predicts, made once. Any may be refused: what it returns is the
-// answer, so none is checked, and a refusal's error is cleared.
-cudaError_t try_memory_handle() {  // unifiedAddressing
+cudaError_t try_memory_handle() {  // legacy IPC: a handle for cudaMalloc memory
     void* data = nullptr;
     CUDA_CHECK(cudaMalloc(&data, 1 << 20));
     cudaIpcMemHandle_t handle{};
@@ -41,7 +21,7 @@ cudaError_t try_memory_handle() {  // unifiedAddressing
     return status;
 }
 
-cudaError_t try_event_handle() {  // ipcEventSupported
+cudaError_t try_event_handle() {  // ...and one for an interprocess event
     cudaEvent_t event = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventInterprocess | cudaEventDisableTiming));
     cudaIpcEventHandle_t handle{};
@@ -51,7 +31,7 @@ cudaError_t try_event_handle() {  // ipcEventSupported
     return status;
 }
 
-cudaError_t try_pool_allocation() {  // memoryPoolsSupported
+cudaError_t try_pool_allocation() {  // the stream-ordered allocator, whose pools can be shared
     void* data = nullptr;
     const cudaError_t status = cudaMallocAsync(&data, 1 << 20, nullptr);
     (void)cudaGetLastError();
@@ -60,8 +40,7 @@ cudaError_t try_pool_allocation() {  // memoryPoolsSupported
     return status;
 }
 
-// HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: cuMemCreate memory that asks to be exportable as a
-// descriptor, then the export itself (on a device with VMM, tutorial::vmm_supported).
+// VMM memory that asks to be exportable as a descriptor, then the export itself.
 CUresult try_descriptor_export(int device, CUresult* created) {
     const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
     const auto cuMemExportToShareableHandle = DRIVER_FUNCTION(cuMemExportToShareableHandle);
@@ -78,4 +57,56 @@ CUresult try_descriptor_export(int device, CUresult* created) {
     return exported;
 }
 
+// The properties and what each call returned.
+struct Found {
+    int unified_addressing = 0;      // legacy IPC is restricted to devices with it
+    int ipc_event_supported = 0;     // the test for legacy IPC that its entries name
+    int memory_pools_supported = 0;  // cudaMallocAsync and its pools
+    int posix_fd_supported = 0;      // VMM memory exported as a file descriptor (driver API)
+    cudaError_t memory_handle = cudaSuccess, event_handle = cudaSuccess;
+    cudaError_t pool_allocation = cudaSuccess;
+    bool vmm = false;  // VMM at all (tutorial::vmm_supported): else nothing to export
+    CUresult vmm_created = CUDA_SUCCESS, vmm_exported = CUDA_SUCCESS;
+};
+
+Found walkthrough(int device) {
+    Found f;
+    // 1. The properties.
+    CUDA_CHECK(cudaDeviceGetAttribute(&f.unified_addressing, cudaDevAttrUnifiedAddressing, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&f.ipc_event_supported, cudaDevAttrIpcEventSupport, device));
+    CUDA_CHECK(
+        cudaDeviceGetAttribute(&f.memory_pools_supported, cudaDevAttrMemoryPoolsSupported, device));
+    f.posix_fd_supported = tutorial::driver_attribute(
+        device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
+    // 2. Legacy IPC: a memory handle and an event handle.
+    f.memory_handle = try_memory_handle();
+    f.event_handle = try_event_handle();
+    // 3. A pool allocation.
+    f.pool_allocation = try_pool_allocation();
+    // 4. VMM memory exported as a file descriptor, where there is VMM at all.
+    f.vmm = tutorial::vmm_supported(device);
+    if (f.vmm) f.vmm_exported = try_descriptor_export(device, &f.vmm_created);
+    return f;
+}
+
 }  // namespace
+
+#ifndef TUTORIAL_CHECKS
+#include <cstdio>
+int main() {
+    const Found f = walkthrough(0);
+    std::printf(
+        "unifiedAddressing = %d, ipcEventSupported = %d: cudaIpcGetMemHandle %s, "
+        "cudaIpcGetEventHandle %s\n",
+        f.unified_addressing, f.ipc_event_supported, cudaGetErrorName(f.memory_handle),
+        cudaGetErrorName(f.event_handle));
+    std::printf("memoryPoolsSupported = %d: cudaMallocAsync %s\n", f.memory_pools_supported,
+                cudaGetErrorName(f.pool_allocation));
+    std::printf(
+        "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = %d: cuMemExportToShareableHandle "
+        "%s\n",
+        f.posix_fd_supported,
+        f.vmm ? tutorial::driver_error_name(f.vmm_exported) : "(no VMM here)");
+    return 0;
+}
+#endif

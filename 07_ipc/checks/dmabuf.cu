@@ -1,5 +1,6 @@
-// Checks of section dmabuf: exports device memory with ../dmabuf.cu, looks at the descriptor the
-// kernel made, and tries, in child processes, what the entry does not allow.
+// Checks of section dmabuf: runs the walkthrough of ../dmabuf.cu (a range of cudaMalloc memory and
+// one of cuMemCreate memory, each exported as a dma-buf and looked at), and tries, in child
+// processes, the exports the entry does not name.
 #include "07_ipc/dmabuf.cu"
 
 #include "common/device.hpp"
@@ -7,48 +8,12 @@
 #include "common/harness/child.hpp"
 #include "common/text.hpp"
 
-#include <fcntl.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-namespace {
-
 using tutorial::format;
-
-// What /proc/self/fd says the descriptor is ("/dmabuf:" on recent kernels).
-std::string what_fd_is(int fd) {
-    char target[256] = {};
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-    return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "(unreadable)";
-}
-
-// cuMemCreate memory, exported: its size, the descriptor's number and what lseek says of it.
-struct VmmExport {
-    std::size_t bytes = 0;
-    int fd = -1;
-    off_t size = 0;
-};
-
-VmmExport export_vmm_range(int device) {
-    VmmExport v;
-    const CUdeviceptr vmm = vmm_memory(device, 2 * tutorial::MiB, &v.bytes);
-    v.fd = export_dmabuf(reinterpret_cast<void*>(vmm), v.bytes);
-    v.size = lseek(v.fd, 0, SEEK_END);
-    std::printf("cuMemCreate'd and mapped %s exported: \"%s\", %lld bytes.\n\n",
-                tutorial::format_bytes(v.bytes).c_str(), what_fd_is(v.fd).c_str(),
-                static_cast<long long>(v.size));
-    close_dmabuf(v.fd);
-    tutorial::vmm_unmap(vmm, v.bytes);
-    tutorial::vmm_free(vmm, v.bytes);
-    return v;
-}
-
-}  // namespace
 
 // Child role: one export the entry does not name: "unaligned" (an address one byte into the
 // allocation), "host" (cudaMallocHost memory), "managed" (cudaMallocManaged) or "pool" (a block
@@ -57,24 +22,24 @@ int child_bad_export(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
     const auto cuMemGetHandleForAddressRange = DRIVER_FUNCTION(cuMemGetHandleForAddressRange);
-    std::size_t bytes = 0;
+    // Each kind of memory a page larger than the range, which starts at its first page boundary,
+    // as the lesson's Step 1 does for cudaMalloc: only the kind of memory differs.
+    std::size_t bytes = 2 * tutorial::MiB;
     void* memory = nullptr;
-    CUdeviceptr start = 0;
-    bytes = 2 * tutorial::MiB;
     if (args.at(1) == "host") {
-        CUDA_CHECK(cudaMallocHost(&memory, bytes));
-        start = reinterpret_cast<CUdeviceptr>(memory);
+        CUDA_CHECK(cudaMallocHost(&memory, bytes + host_page()));
     } else if (args.at(1) == "managed") {
-        CUDA_CHECK(cudaMallocManaged(&memory, bytes));
-        start = reinterpret_cast<CUdeviceptr>(memory);
+        CUDA_CHECK(cudaMallocManaged(&memory, bytes + host_page()));
     } else if (args.at(1) == "pool") {
-        CUDA_CHECK(cudaMallocAsync(&memory, bytes, nullptr));
+        CUDA_CHECK(cudaMallocAsync(&memory, bytes + host_page(), nullptr));
         CUDA_CHECK(cudaStreamSynchronize(nullptr));
-        start = reinterpret_cast<CUdeviceptr>(memory);
     } else {
-        memory = device_memory(2 * tutorial::MiB, &bytes);
-        start = reinterpret_cast<CUdeviceptr>(memory) + 1;
-        bytes -= 4096;
+        memory = device_memory(bytes, &bytes);
+    }
+    CUdeviceptr start = first_page_boundary(memory);
+    if (args.at(1) == "unaligned") {  // one byte past the boundary, and a page shorter
+        start += 1;
+        bytes -= host_page();
     }
     int fd = -1;
     const CUresult result =
@@ -84,82 +49,109 @@ int child_bad_export(const std::vector<std::string>& args) {
     return 0;
 }
 
-tutorial::Result run_dmabuf(tutorial::Context& ctx) {
-    if (tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != 1) {
-        return ctx.skip("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0: no dma-buf export here");
-    }
-    std::size_t bytes = 0;
-    void* memory = device_memory(ctx.quick() ? 2 * tutorial::MiB : 64 * tutorial::MiB, &bytes);
-    const int fd = export_dmabuf(memory, bytes);
-    const std::string what = what_fd_is(fd);
-    const off_t size = lseek(fd, 0, SEEK_END);  // a dma-buf tells its size this way
-    std::printf(
-        "cudaMalloc'd %s exported: descriptor %d, which /proc/self/fd calls \"%s\";\n"
-        "lseek(fd, 0, SEEK_END) says %lld bytes.\n\n",
-        tutorial::format_bytes(bytes).c_str(), fd, what.c_str(), static_cast<long long>(size));
-    close_dmabuf(fd);
-    CUDA_CHECK(cudaFree(memory));
+namespace {
 
-    const VmmExport v = export_vmm_range(ctx.device);
-    const std::size_t vmm_bytes = v.bytes;
-    const int vmm_fd = v.fd;
-    const off_t vmm_size = v.size;
-
-    const int host_supported =
-        tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+// The children's answers, in the order they are asked: "unaligned", "host", "managed", "pool".
+std::vector<std::string> try_bad_exports(int device) {
     std::vector<std::string> answers;
     for (const char* which : {"unaligned", "host", "managed", "pool"}) {
         const tutorial::ChildResult child = tutorial::run_child(
-            "bad_export", std::vector<std::string>{std::to_string(ctx.device), which});
+            "bad_export", std::vector<std::string>{std::to_string(device), which});
         tutorial::print_child_output(child);
         answers.push_back(tutorial::child_answer(child, "cuMemGetHandleForAddressRange"));
     }
     std::printf("\n");
-    const bool exported = fd >= 0;
-    ctx.claim(tutorial::documented(
-        "cuMemGetHandleForAddressRange gives a dma-buf descriptor for cudaMalloc memory", exported,
-        format("descriptor %d", fd), "the device or the kernel lacks dma-buf support",
-        "Driver API reference: cuMemGetHandleForAddressRange (CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, "
-        "where CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)"));
-    ctx.claim(tutorial::documented(
-        "...and for cuMemCreate memory mapped over its whole range",
-        vmm_fd >= 0 && vmm_size == static_cast<off_t>(vmm_bytes),
-        format("descriptor %d, %lld bytes", vmm_fd, static_cast<long long>(vmm_size)),
-        "the range was not fully mapped",
-        "Driver API reference: cuMemGetHandleForAddressRange (a cuMemAddressReserve range, fully "
-        "mapped with cuMemMap)"));
+    return answers;
+}
+
+// What the children's exports got: where HOST_ALLOC_DMA_BUF_SUPPORTED is 1 the entry supports
+// cudaMallocHost's memory (cuMemAllocHost's, to the driver); the rest is this driver's answer.
+void claim_refusals(tutorial::Context& ctx, const std::vector<std::string>& answers,
+                    int host_supported) {
+    if (host_supported == 1) {
+        ctx.claim(tutorial::documented(
+            "host_memory",
+            "cudaMallocHost memory is exported where HOST_ALLOC_DMA_BUF_SUPPORTED = 1",
+            answers[1].find("CUDA_SUCCESS") != std::string::npos, answers[1],
+            "this driver refuses host memory although the attribute says it is supported",
+            tutorial::Entry{"Driver API reference: cuMemGetHandleForAddressRange",
+                            "cuMemAllocHost CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED",
+                            "is"}));
+    } else {
+        ctx.claim(tutorial::observed(
+            "host_memory",
+            "cudaMallocHost memory is refused where HOST_ALLOC_DMA_BUF_SUPPORTED = 0",
+            answers[1].find("CUDA_SUCCESS") == std::string::npos, answers[1],
+            "the entry supports host allocations only where that attribute is 1, and names no "
+            "error otherwise"));
+    }
     ctx.claim(tutorial::observed(
-        "the descriptor is a dma-buf of exactly the range's size",
-        what.find("dmabuf") != std::string::npos && size == static_cast<off_t>(bytes),
-        format("\"%s\", %lld bytes", what.c_str(), static_cast<long long>(size)),
-        "the CUDA reference says only that a dma_buf descriptor is returned; what Linux shows "
-        "of it is the kernel's"));
-    ctx.claim(tutorial::observed(
-        "a range not aligned to the host page size is refused",
-        answers[0].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[0],
-        "the entry states the alignment as a precondition and names no error for it"));
-    ctx.claim(tutorial::observed(
-        format("cudaMallocHost memory is refused where HOST_ALLOC_DMA_BUF_SUPPORTED = %d",
-               host_supported),
-        host_supported == 1 || answers[1].find("CUDA_SUCCESS") == std::string::npos, answers[1],
-        "the entry supports host allocations only where that attribute is 1, and names no error "
-        "otherwise"));
-    ctx.claim(tutorial::observed(
-        "managed memory is refused",
+        "managed_refused", "managed memory is refused",
         answers[2].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[2],
         "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of managed "
         "memory"));
     ctx.claim(tutorial::observed(
-        "a block of cudaMallocAsync's default pool is exported",
+        "pool_block_exported", "a block of cudaMallocAsync's default pool is exported",
         answers[3].find("CUDA_SUCCESS") != std::string::npos, answers[3],
         "the entry names cuMemAlloc and cuMemAddressReserve ranges, and says nothing of pool "
         "memory"));
-    const bool vmm_exported = vmm_fd >= 0 && vmm_size == static_cast<off_t>(vmm_bytes);
+}
+
+}  // namespace
+
+tutorial::Result run_dmabuf(tutorial::Context& ctx) {
+    if (tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) != 1) {
+        return ctx.skip("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0: no dma-buf export here");
+    }
+    const Found f = walkthrough(ctx.device, ctx.quick() ? (2 << 20) : (64 << 20));
+    const Export& m = f.malloced;
+    const Export& v = f.vmm;
+    std::printf(
+        "cudaMalloc'd %s and a page, and exported the page-aligned %s inside: descriptor %d,\n"
+        "which /proc/self/fd calls \"%s\"; lseek(fd, 0, SEEK_END) says %lld bytes.\n"
+        "cuMemCreate'd and mapped %s exported: descriptor %d, \"%s\", %lld bytes.\n\n",
+        tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(m.bytes).c_str(), m.fd,
+        m.seen.name.c_str(), m.seen.size, tutorial::format_bytes(v.bytes).c_str(), v.fd,
+        v.seen.name.c_str(), v.seen.size);
+    const int host_supported =
+        tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+    const std::vector<std::string> answers = try_bad_exports(ctx.device);
+    const int fd = m.fd;
+    const std::string what = m.seen.name;
+    // Both supported where CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 1 (checked above): a range of
+    // cuMemAlloc memory (cudaMalloc's, to the driver), and of a cuMemAddressReserve range that
+    // cuMemMap has mapped whole.
+    ctx.claim(tutorial::documented(
+        "cudamalloc_exported",
+        "cuMemGetHandleForAddressRange gives a dma-buf descriptor for cudaMalloc memory", fd >= 0,
+        format("descriptor %d", fd), "the device or the kernel lacks dma-buf support",
+        tutorial::Entry{"Driver API reference: cuMemGetHandleForAddressRange",
+                        "cuMemAlloc CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "is"}));
+    ctx.claim(tutorial::documented(
+        "vmm_exported", "...and for cuMemCreate memory mapped over its whole range", v.fd >= 0,
+        format("descriptor %d", v.fd), "the range was not fully mapped",
+        tutorial::Entry{"Driver API reference: cuMemGetHandleForAddressRange",
+                        "cuMemAddressReserve CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "is"}));
+    ctx.claim(tutorial::observed(
+        "dmabuf_of_range_size", "each descriptor is a dma-buf of exactly its range's size",
+        what.find("dmabuf") != std::string::npos &&
+            v.seen.name.find("dmabuf") != std::string::npos &&
+            m.seen.size == static_cast<long long>(m.bytes) &&
+            v.seen.size == static_cast<long long>(v.bytes),
+        format("\"%s\", %lld bytes; cuMemCreate's: %lld of %zu bytes", what.c_str(), m.seen.size,
+               v.seen.size, v.bytes),
+        "the CUDA reference says only that a dma_buf descriptor is returned; what Linux shows "
+        "of it is the kernel's"));
+    ctx.claim(tutorial::observed(
+        "unaligned_refused", "a range not aligned to the host page size is refused",
+        answers[0].find("CUDA_ERROR_INVALID_VALUE") != std::string::npos, answers[0],
+        "the entry states the alignment as a precondition and names no error for it"));
+    claim_refusals(ctx, answers, host_supported);
     return ctx.verdict(
-        exported && vmm_exported,
+        fd >= 0 && v.fd >= 0,
         format("dma-buf descriptors for %s of cudaMalloc memory and %s of "
                "cuMemCreate memory",
-               tutorial::format_bytes(bytes).c_str(), tutorial::format_bytes(vmm_bytes).c_str()));
+               tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(v.bytes).c_str()));
 }
 
 TUTORIAL_SECTION(dmabuf, run_dmabuf);

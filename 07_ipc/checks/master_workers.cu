@@ -1,16 +1,15 @@
-// Checks of section master_workers: runs the batch of ../master_workers.cu with N worker
-// processes (helpers/slice_workers.cu starts them, one task line each, and checks each worker's sum
-// and slice of the result), prints where each worker saw the buffers, and states the lesson as
-// claims. The role `slice_worker` is the worker's side; robustness starts it too, and has one
-// crash.
+// Checks of section master_workers: runs the walkthrough of ../master_workers.cu with N worker
+// processes, each this program in the child role `slice_worker` (the lesson's worker()); prints
+// where each worker saw the buffers and what it did, and states the lesson as claims. Two more
+// roles serve section robustness, which runs the same batch with one worker crashing.
 #include "07_ipc/master_workers.cu"
 
-#include "../helpers/channel.hpp"
 #include "../helpers/ipc_common.hpp"
-#include "../helpers/slice_workers.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
+
+#include <sys/wait.h>
 
 #include <csignal>
 #include <cstdio>
@@ -21,120 +20,137 @@ using tutorial::format;
 
 namespace {
 
-constexpr std::uint32_t batch_seed = 41;
-// Where sharing a cudaMalloc buffer this way is documented: the handle maps the master's memory
-// into the worker's address space, at an address of the worker's own.
-constexpr const char* ipc_entries =
-    "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle; Programming Guide, "
-    "Interprocess Communication";
+// How a worker ended, in the harness's words ("exited with code 0", "died with SIGSEGV").
+std::string ended(int status) {
+    return child_result(status).describe();
+}
 
-// The master's own addresses of the two buffers, and what each worker did.
-struct BatchRun {
-    std::uintptr_t input;
-    std::uintptr_t result;
-    std::vector<WorkerOutcome> workers;
-};
+bool exited_cleanly(int status) {
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
-// The lesson's batch, from the master's side: the buffers on the GPU, one task line per worker,
-// the workers started (fork + exec), sent their lines and waited for (helpers/slice_workers.cu),
-// and the buffers freed once every worker has ended.
-BatchRun run_batch(int device, std::size_t count, int workers, std::uint32_t seed) {
-    const Batch batch = put_batch_on_gpu(count, seed);
-    const std::vector<std::string> lines = task_lines(batch, count, workers);
-    std::vector<Slice> slices;
-    for (const std::string& line : lines) {
-        SliceTask task{};
-        parse_task_line(line, &task);  // the slice each worker will read, for the checks
-        slices.push_back({task.offset, task.count});
-    }
-    BatchRun run{reinterpret_cast<std::uintptr_t>(batch.input),
-                 reinterpret_cast<std::uintptr_t>(batch.result),
-                 run_slice_workers(device, lines, slices, -1, seed, batch.result)};
-    free_batch(batch);
-    return run;
+// Worker w's sum is the sum of its slice of the pattern.
+bool sum_right(const Found& found, std::size_t w) {
+    const Task& task = found.tasks[w];
+    return found.answered[w] &&
+           found.answers[w].sum == slice_sum(task.offset, task.count, batch_seed);
 }
 
 }  // namespace
 
-// Child role `slice_worker` (args: device, "work" or "crash"): reads its task line on stdin and
-// works on its slice; answers the sum over its channel. A "crash" worker opens the master's input
-// and crashes while it holds the handle.
+// Child role `slice_worker` (args: device): the lesson's worker.
 int child_slice_worker(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::string line;
-    SliceTask task{};
-    const tutorial::Input got = tutorial::read_input_line(line, task_timeout_s);
-    if (got == tutorial::Input::timed_out) {
-        std::printf("no task within %.0f s, though the channel is open: giving up\n",
-                    task_timeout_s);
-        return 5;
-    }
-    if (got == tutorial::Input::closed || !parse_task_line(line, &task)) {
-        std::printf("the channel closed before a task arrived: exiting\n");
-        return 4;
-    }
-    if (args.at(1) == "crash") {
+    return worker(std::atoi(args.at(0).c_str()));
+}
+
+// Child role `crash_at` (args: the victim's offset, then "slice_worker" and the device, as the
+// walkthrough appends them): a worker, except that the one whose slice starts at that offset
+// opens the master's input and crashes while it holds the handle.
+int child_crash_at(const std::vector<std::string>& args) {
+    const std::size_t victim = std::strtoull(args.at(0).c_str(), nullptr, 10);
+    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(2).c_str())));
+    Task task{};
+    if (!read_all(STDIN_FILENO, &task, sizeof task)) return 4;
+    if (task.offset == victim) {
         void* input = nullptr;
         CUDA_CHECK(cudaIpcOpenMemHandle(&input, task.input, cudaIpcMemLazyEnablePeerAccess));
-        std::printf("input at %p; slice %zu + %zu\n", input, task.offset, task.count);
-        std::printf("crashing on purpose, in the middle of the task\n");
-        std::fflush(stdout);
+        std::fprintf(
+            stderr, "worker: input at %p; crashing on purpose, in the middle of the task\n", input);
         std::raise(SIGSEGV);
     }
-    const SliceWork work = work_on_slice(task);
-    std::printf("input at %p, result at %p; slice %zu + %zu\n", work.input, work.result,
-                task.offset, task.count);
-    // The answer goes over the channel, the master's one way of hearing from its workers.
-    send_line(tutorial::child_passed_fd,
-              format("checksum %llu", static_cast<unsigned long long>(work.checksum)));
+    const Answer answer = work_on_slice(task);
+    return send_all(STDOUT_FILENO, &answer, sizeof answer) ? 0 : 4;
+}
+
+// Child role `batch_with_crash` (args: device, workers, count, victim): the walkthrough's batch,
+// with worker `victim` crashing (child_crash_at). One line per worker: "worker W|<how it
+// ended>|<its sum: correct or WRONG>|<its results: correct or WRONG>".
+int child_batch_with_crash(const std::vector<std::string>& args) {
+    const int device = std::atoi(args.at(0).c_str());
+    const int workers = std::atoi(args.at(1).c_str());
+    const std::size_t count = std::strtoull(args.at(2).c_str(), nullptr, 10);
+    const int victim = std::atoi(args.at(3).c_str());
+    CUDA_CHECK(cudaSetDevice(device));
+    const std::size_t victim_offset = victim * (count / workers / 4 * 4);  // as the walkthrough
+    const Found found = walkthrough(
+        count, workers, device,
+        {"/proc/self/exe", tutorial::child_flag, "crash_at", std::to_string(victim_offset)});
+    for (std::size_t w = 0; w < found.tasks.size(); ++w) {
+        std::printf("worker %zu|%s|%s|%s\n", w, ended(found.statuses[w]).c_str(),
+                    sum_right(found, w) ? "correct" : "WRONG",
+                    found.wrong[w] == 0 ? "correct" : "WRONG");
+    }
     return 0;
 }
 
-tutorial::Result run_master_workers(tutorial::Context& ctx) {
-    const std::size_t count = ctx.size_or(ctx.quick() ? (4 << 20) : (256 << 20)) / 4;
-    // Each worker holds a context of its own: fewer by default on a small GPU.
-    const int workers = ctx.workers_or(workers_that_fit(ctx.quick() ? 2 : 4, 2, 0));
-    const std::string no_room = workers_room_problem(workers, 0);
-    if (!no_room.empty()) return ctx.skip(no_room);
-    std::printf(
-        "The master fills %s on the device and starts %d workers (fork + exec of this program).\n"
-        "Each gets, on its stdin, the IPC handles of the input and result buffers and its slice\n"
-        "as an offset and a count; it sums its slice, writes 2 * x + 1 into the result buffer,\n"
-        "closes the handles and reports the sum.\n\n",
-        tutorial::format_bytes(count * 4).c_str(), workers);
-    const BatchRun batch = run_batch(ctx.device, count, workers, batch_seed);
+namespace {
 
-    std::printf("master: input at 0x%zx, result at 0x%zx\n", static_cast<std::size_t>(batch.input),
-                static_cast<std::size_t>(batch.result));
+void print_workers(const Found& found) {
+    std::printf("master: input at %p, result at %p\n", found.input, found.result);
     tutorial::Table table({{"worker"},
                            {"slice", Align::right},
                            {"addresses in the worker"},
                            {"ended"},
                            {"sum"},
                            {"results"}});
-    int good = 0, read_ok = 0, wrote_ok = 0;
-    for (std::size_t w = 0; w < batch.workers.size(); ++w) {
-        const WorkerOutcome& o = batch.workers[w];
-        good += o.child.succeeded() && o.checksum_ok && o.results_ok;
-        read_ok += o.checksum_ok;
-        wrote_ok += o.results_ok;
-        table.add_row({format("%zu", w), format("%zu + %zu", o.offset, o.count), o.mapped,
-                       o.child.describe(), o.checksum_ok ? "correct" : "WRONG",
-                       o.results_ok ? "correct" : "WRONG"});
+    for (std::size_t w = 0; w < found.tasks.size(); ++w) {
+        const Answer& a = found.answers[w];
+        table.add_row({format("%zu", w),
+                       format("%zu + %zu", found.tasks[w].offset, found.tasks[w].count),
+                       found.answered[w] ? format("input at %p, result at %p", a.input, a.result)
+                                         : "(no answer)",
+                       ended(found.statuses[w]), sum_right(found, w) ? "correct" : "WRONG",
+                       found.wrong[w] == 0 ? "correct" : "WRONG"});
     }
     table.print();
+}
+
+}  // namespace
+
+tutorial::Result run_master_workers(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
+    const std::size_t count = ctx.size_or(ctx.quick() ? (4 << 20) : (256 << 20)) / 4;
+    // Each worker holds a context of its own, the master the two buffers: as many workers as the
+    // free memory holds, asked for or not.
+    const WorkerMemory need{0, 0, 2 * count * 4, 0};
+    const int wanted = ctx.workers_or(ctx.quick() ? 2 : 4);
+    const int workers = workers_fitting(wanted, need);
+    if (workers < 1) return ctx.skip(workers_note(wanted, workers, need));
+    if (workers < wanted) {
+        std::printf("%s: running %d.\n\n", workers_note(wanted, workers, need).c_str(), workers);
+    }
+    std::printf(
+        "The master fills %s on the device and starts %d workers (fork + exec of this program).\n"
+        "Each gets, over its socket, the IPC handles of the input and result buffers and its\n"
+        "slice as an offset and a count; it sums its slice, writes 2 * x + 1 into the result\n"
+        "buffer, closes the handles and answers with the sum and the addresses it saw.\n\n",
+        tutorial::format_bytes(count * 4).c_str(), workers);
+    const Found found = walkthrough(count, workers, ctx.device, {"/proc/self/exe", "--child"});
+    print_workers(found);
+    int read_ok = 0, wrote_ok = 0, good = 0;
+    for (std::size_t w = 0; w < found.tasks.size(); ++w) {
+        read_ok += sum_right(found, w);
+        wrote_ok += found.wrong[w] == 0;
+        good += sum_right(found, w) && found.wrong[w] == 0 && exited_cleanly(found.statuses[w]);
+    }
     std::printf(
         "\nThe same memory appears at a different address in each process, which is why the\n"
         "slices travel as offsets: a pointer from the master would mean nothing in a worker.\n\n");
     ctx.claim(tutorial::documented(
+        "reads_in_place",
         "through an IPC handle, a worker reads the master's device memory in place",
         read_ok == workers, format("%d of %d workers' sums correct", read_ok, workers),
         "a worker could not open the handle; its line in the table says how it ended",
-        ipc_entries));
+        tutorial::Entry{"Programming Guide, Interprocess Communication",
+                        "cudaIpcGetMemHandle cudaIpcOpenMemHandle", "can"}));
+    // The opened pointer is valid in the worker, for writing as for reading.
     ctx.claim(tutorial::documented(
+        "writes_reach_master",
         "what workers write through their handles is in the master's buffer, with no copy",
         wrote_ok == workers, format("%d of %d slices correct in the master", wrote_ok, workers),
-        "a worker closed its handle before its kernel had finished", ipc_entries));
+        "a worker closed its handle before its kernel had finished",
+        tutorial::Entry{"Programming Guide, Interprocess Communication", "cudaIpcOpenMemHandle",
+                        "is"}));
     return ctx.verdict(good == workers,
                        format("%d of %d workers reported the right sum for their slice and wrote "
                               "the right results into the shared buffer",
@@ -143,3 +159,5 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
 
 TUTORIAL_SECTION(master_workers, run_master_workers);
 TUTORIAL_CHILD(slice_worker, child_slice_worker);
+TUTORIAL_CHILD(crash_at, child_crash_at);
+TUTORIAL_CHILD(batch_with_crash, child_batch_with_crash);

@@ -1,8 +1,9 @@
-// Checks of section pitfalls: a child process makes every misuse of ../pitfalls.cu and prints
-// one line per answer; the parent judges them. One refusal is documented with its error (a pool of
-// host memory asked for a handle type: the cudaMemPoolCreate entry names cudaErrorInvalidValue);
-// the others step outside a precondition whose entry names no error, so what they return is this
-// driver's answer, reported as observed.
+// Checks of section pitfalls: a child process runs the walkthrough of ../pitfalls.cu, which makes
+// every misuse (and starts the process that opens the interior handle, this program in the child
+// role `peek_worker`), and prints one line per answer; the parent judges them. One refusal is
+// documented with its error (a pool of host memory asked for a handle type: the cudaMemPoolCreate
+// entry names cudaErrorInvalidValue); the others step outside a precondition whose entry names no
+// error, so what they return is this driver's answer, reported as observed.
 #include "07_ipc/pitfalls.cu"
 
 #include "../helpers/ipc_common.hpp"
@@ -10,7 +11,6 @@
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
-#include "common/patterns.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,17 +20,9 @@
 using tutorial::ChildResult;
 using tutorial::run_child;
 
-// Child role: opens the handle it is given and prints the first value it finds there.
-int child_open_and_peek(const std::vector<std::string>& args) {
-    CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    std::string hex;
-    cudaIpcMemHandle_t handle{};
-    if (tutorial::read_input_line(hex, task_timeout_s) != tutorial::Input::received ||
-        !from_hex(hex, &handle, sizeof handle)) {
-        return 4;
-    }
-    std::printf("first value there: %u\n", first_value_through(handle));
-    return 0;
+// Child role `peek_worker` (args: device): the lesson's process that opens the interior handle.
+int child_peek_worker(const std::vector<std::string>& args) {
+    return peek_worker(std::atoi(args.at(0).c_str()));
 }
 
 namespace {
@@ -51,55 +43,36 @@ void print_answer(const char* what, const char* answer) {
     std::printf("%-58s -> %s\n", what, answer);
 }
 
-// Where a handle made from an interior pointer leads: another process opens it and looks at the
-// first value. pattern(i, 5) differs for every element, so the value tells which one it is.
-const char* where_interior_leads(const std::string& device, const cudaIpcMemHandle_t& handle) {
-    const ChildResult peek =
-        run_child("open_and_peek", {device}, to_hex(&handle, sizeof handle) + "\n");
-    const std::size_t at = peek.output.find("first value there: ");
-    const unsigned long long first =
-        at == std::string::npos ? 1 : std::strtoull(peek.output.c_str() + at + 19, nullptr, 10);
-    if (!peek.succeeded()) return "(the opener failed)";
-    if (first == pattern(0, 5)) return "the start of the allocation: the 4 KiB offset is lost";
-    return first == pattern(1024, 5) ? "the interior address" : "somewhere unexpected";
+// Where a handle made from an interior pointer led, by the first value another process found.
+const char* where_interior_leads(const Found& f) {
+    if (f.legacy.interior != cudaSuccess) return "(no handle to open)";
+    if (!f.peeked) return "(the opener failed)";
+    if (f.first_value == pattern(0, seed)) {
+        return "the start of the allocation: the 4 KiB offset is lost";
+    }
+    return f.first_value == pattern(1024, seed) ? "the interior address" : "somewhere unexpected";
 }
 
 }  // namespace
 
-// Child role: every misuse once, one line each; exit 0 once all were made. What each returns is
-// judged by the parent, which knows which refusal is documented and which only observed.
+// Child role `ipc_misuse` (args: device): the walkthrough, one line per answer; exit 0 once all
+// were made. What each returns is judged by the parent, which knows which refusal is documented
+// and which only observed.
 int child_ipc_misuse(const std::vector<std::string>& args) {
     const int device = std::atoi(args.at(0).c_str());
     CUDA_CHECK(cudaSetDevice(device));
-    void* buffer = nullptr;
-    void* managed = nullptr;
-    // 2 MiB: a smaller cudaMalloc may share its block with other allocations, and a handle to it
-    // would share them too (the Guide recommends sharing only 2 MiB-aligned sizes).
-    constexpr std::size_t bytes = std::size_t{2} << 20;
-    CUDA_CHECK(cudaMalloc(&buffer, bytes));
-    CUDA_CHECK(cudaMallocManaged(&managed, bytes));
-    // Seed 5: the values looked for below are not 0, which fresh memory may hold anyway.
-    fill_on_device(static_cast<std::uint32_t*>(buffer), bytes / 4, 5);
-    const LegacyMisuse m = legacy_misuses(buffer, managed);
-    const cudaError_t host_pool = exportable_host_pool();
-    const VmmMisuse vmm = vmm_misuses(device);
-    const TimedEvent timed = timed_interprocess_event();
-
-    print_answer(own_line, cudaGetErrorName(m.own));
-    print_answer(interior_line, cudaGetErrorName(m.interior));
-    print_answer(opened_line, m.interior == cudaSuccess
-                                  ? where_interior_leads(args.at(0), m.interior_handle)
-                                  : "(no handle to open)");
-    print_answer(managed_line, cudaGetErrorName(m.of_managed));
-    print_answer(no_type_line, tutorial::driver_error_name(vmm.exported));
-    print_answer(legacy_vmm_line, cudaGetErrorName(vmm.of_vmm));
-    print_answer(timed_line, cudaGetErrorName(timed.created));
-    if (timed.created == cudaSuccess) {
-        print_answer(timed_handle_line, cudaGetErrorName(timed.handle));
+    const Found f = walkthrough(device, {"/proc/self/exe", tutorial::child_flag});
+    print_answer(own_line, cudaGetErrorName(f.legacy.own));
+    print_answer(interior_line, cudaGetErrorName(f.legacy.interior));
+    print_answer(opened_line, where_interior_leads(f));
+    print_answer(managed_line, cudaGetErrorName(f.legacy.of_managed));
+    print_answer(no_type_line, tutorial::driver_error_name(f.vmm.exported));
+    print_answer(legacy_vmm_line, cudaGetErrorName(f.vmm.of_vmm));
+    print_answer(timed_line, cudaGetErrorName(f.event.created));
+    if (f.event.created == cudaSuccess) {
+        print_answer(timed_handle_line, cudaGetErrorName(f.event.handle));
     }
-    print_answer(host_pool_line, cudaGetErrorName(host_pool));
-    CUDA_CHECK(cudaFree(buffer));
-    CUDA_CHECK(cudaFree(managed));
+    print_answer(host_pool_line, cudaGetErrorName(f.host_pool));
     return 0;
 }
 
@@ -133,17 +106,20 @@ Answers read_answers(const ChildResult& child) {
 // The misuses whose entries name no error: what this driver returned, never judged.
 void claim_observed(tutorial::Context& ctx, const Answers& a) {
     ctx.claim(tutorial::observed(
+        "own_handle_refused",
         "a process opening its own legacy handle is refused with cudaErrorDeviceUninitialized",
         a.own == "cudaErrorDeviceUninitialized", "it got " + a.own,
         "the cudaIpcOpenMemHandle entry is for handles exported by another process and names no "
         "error for a process's own"));
     ctx.claim(tutorial::observed(
+        "interior_opens_at_start",
         "a handle made from an interior pointer is accepted, and opens at the allocation's start",
         a.interior == "cudaSuccess" && a.opened.rfind("the start of the allocation", 0) == 0,
         a.interior + "; another process found " + a.opened,
         "the cudaIpcGetMemHandle entry asks for the allocation's base pointer and says nothing "
         "of any other"));
     ctx.claim(tutorial::observed(
+        "managed_and_untyped_vmm_refused",
         "managed memory and VMM memory with no handle type are refused, with invalid-value errors",
         a.managed == "cudaErrorInvalidValue" && a.no_type == "CUDA_ERROR_INVALID_VALUE",
         "managed: " + a.managed + "; VMM: " + a.no_type,
@@ -151,11 +127,13 @@ void claim_observed(tutorial::Context& ctx, const Answers& a) {
         "cuMemExportToShareableHandle entry names no error for memory created without a handle "
         "type"));
     ctx.claim(tutorial::observed(
+        "vmm_refused_by_legacy",
         "cuMemCreate memory is refused by the legacy cudaIpcGetMemHandle, even mapped",
         a.legacy_vmm == "cudaErrorInvalidValue", "it got " + a.legacy_vmm,
         "the Guide's Virtual Memory Management appendix (E.3.1) says the legacy IPC calls do not "
         "support cuMemCreate memory, and names no error for trying"));
     ctx.claim(tutorial::observed(
+        "timed_event_refused",
         "an interprocess event without cudaEventDisableTiming is refused when created",
         a.event == "creating it: cudaErrorInvalidValue", a.event,
         "the cudaEventCreateWithFlags entry requires cudaEventDisableTiming with "
@@ -165,6 +143,7 @@ void claim_observed(tutorial::Context& ctx, const Answers& a) {
 }  // namespace
 
 tutorial::Result run_pitfalls(tutorial::Context& ctx) {
+    if (const std::string why = why_no_legacy_ipc(ctx.device); !why.empty()) return ctx.skip(why);
     std::printf("Each call below is used the wrong way, in a child process:\n");
     const ChildResult child = run_child("ipc_misuse", {std::to_string(ctx.device)});
     tutorial::print_child_output(child);
@@ -183,10 +162,12 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
     const bool host_pools =
         tutorial::device_attribute(ctx.device, cudaDevAttrHostMemoryPoolsSupported) == 1;
     ctx.claim(
-        tutorial::documented_error("a pool of host memory created with a handle type is refused",
-                                   a.host_pool, "cudaErrorInvalidValue",
-                                   "this driver accepts an exportable pool of host memory",
-                                   "Runtime API reference: cudaMemPoolCreate"),
+        tutorial::documented_error(
+            "host_pool_refused", "a pool of host memory created with a handle type is refused",
+            a.host_pool, "cudaErrorInvalidValue",
+            "this driver accepts an exportable pool of host memory",
+            tutorial::Entry{"Runtime API reference: cudaMemPoolCreate",
+                            "cudaMemLocationTypeHost handleTypes cudaErrorInvalidValue", "will"}),
         host_pools ? "" : "this device has no host memory pools (hostMemoryPoolsSupported = 0)");
     claim_observed(ctx, a);
     return ctx.verdict(child.succeeded() && a.given == misuses,
@@ -198,4 +179,4 @@ tutorial::Result run_pitfalls(tutorial::Context& ctx) {
 
 TUTORIAL_SECTION(pitfalls, run_pitfalls);
 TUTORIAL_CHILD(ipc_misuse, child_ipc_misuse);
-TUTORIAL_CHILD(open_and_peek, child_open_and_peek);
+TUTORIAL_CHILD(peek_worker, child_peek_worker);

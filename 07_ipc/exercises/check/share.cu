@@ -66,25 +66,26 @@ Result check(Context& ctx) {
     CUDA_CHECK(cudaFree(buffer));
 
     ctx.claim(tutorial::documented(
-        "the worker process doubled every value of the owner's buffer", wrong == 0,
+        "worker_doubled_in_place", "the worker process doubled every value of the owner's buffer", wrong == 0,
         std::to_string(wrong) + " of " + std::to_string(count) +
             " values not doubled; the "
             "worker " +
             result.describe(),
         "the worker never reached the buffer. First step: in share(), cudaIpcGetMemHandle; in "
         "worker(), cudaIpcOpenMemHandle, the kernel, cudaDeviceSynchronize",
-        "Runtime API reference: cudaIpcGetMemHandle, cudaIpcOpenMemHandle"));
+        tutorial::Entry{"Programming Guide, Interprocess Communication",
+                        "cudaIpcGetMemHandle cudaIpcOpenMemHandle", "can"}));
     const bool closed = result.output.find("its mapping was closed") != std::string::npos;
     // The open is reference counted and the mapping goes when the count reaches 0 (the
     // cudaIpcOpenMemHandle and cudaIpcCloseMemHandle entries), and a pointer that is no longer
     // mapped is not device memory to cudaPointerGetAttributes.
     ctx.claim(tutorial::documented(
-        "the worker closed the mapping it opened", closed,
+        "worker_closed_mapping", "the worker closed the mapping it opened", closed,
         closed ? "closed" : "not closed (or never opened)",
         "the mapping stays until the process ends. First step: cudaIpcCloseMemHandle on the "
         "worker's pointer once its kernel is done",
-        "Runtime API reference: cudaIpcOpenMemHandle, cudaIpcCloseMemHandle, "
-        "cudaPointerGetAttributes"));
+        tutorial::Entry{"Runtime API reference: cudaIpcOpenMemHandle",
+                        "cudaIpcOpenMemHandle cudaIpcCloseMemHandle", "must"}));
     return ctx.verdict(wrong == 0 && closed && result.succeeded(),
                        std::to_string(count - wrong) + " of " + std::to_string(count) +
                            " values doubled by another process in place");

@@ -50,11 +50,12 @@ Result check(Context& ctx) {
     const cudaError_t exported = cudaIpcGetMemHandle(&handle, buffer);
     cudaGetLastError();  // a refused export is an answer here, not an error to carry on
     ctx.claim(tutorial::documented(
-        "cudaIpcGetMemHandle exports the buffer", exported == cudaSuccess,
+        "handle_exported", "cudaIpcGetMemHandle exports the buffer", exported == cudaSuccess,
         std::string("cudaIpcGetMemHandle returned ") + cudaGetErrorName(exported),
         "the buffer comes from an allocator legacy IPC cannot export. First step: allocate it "
         "with cudaMalloc (and free it with cudaFree)",
-        "Runtime API reference: cudaIpcGetMemHandle"));
+        tutorial::Entry{"Programming Guide, Interprocess Communication", "cudaIpcGetMemHandle",
+                        "can"}));
     bool read = false;
     if (exported == cudaSuccess) {
         const std::string bytes(reinterpret_cast<const char*>(&handle), sizeof(handle));
@@ -63,11 +64,14 @@ Result check(Context& ctx) {
         tutorial::print_child_output(result);
         const std::string wanted = "the worker's sum: " + std::to_string(pattern_sum(count, seed));
         read = result.succeeded() && result.output.find(wanted) != std::string::npos;
-        ctx.claim(tutorial::documented("a worker process reads the values the owner wrote", read,
+        ctx.claim(tutorial::documented("worker_reads_owner_values",
+                                       "a worker process reads the values the owner wrote", read,
                                        read ? "its sum is the owner's" : "it " + result.describe(),
                                        "the worker did not read what the owner wrote. First "
                                        "step: fill and export the same buffer",
-                                       "Runtime API reference: cudaIpcOpenMemHandle"));
+                                       tutorial::Entry{"Programming Guide, Interprocess "
+                                                       "Communication",
+                                                       "cudaIpcOpenMemHandle", "is"}));
     }
     free_shareable(buffer);
     return ctx.verdict(read, read ? "exported, opened and read by another process"
