@@ -103,8 +103,7 @@ PoolFound both_thresholds(cudaMemPool_t pool, const char* const loops[2], std::s
     tutorial::step_end();
     // 4. The loop is over: give the memory back now rather than at some later synchronization.
     CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-    CUDA_CHECK(
-        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &found.after_trim));
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &found.after_trim));
     // 5. Put the threshold back as it was found.
     set_release_threshold(pool, found.threshold);
     return found;
@@ -174,10 +173,11 @@ int main() {
             std::printf("  %-11s pool: not available on this device\n", p.name);
             continue;
         }
-        std::printf("  %-11s pool: threshold 0: %.0f to %.0f; UINT64_MAX: %.0f to %.0f; "
-                    "after the trim: %.0f\n",
-                    p.name, mib(p.pool.at_zero.least), mib(p.pool.at_zero.most),
-                    mib(p.pool.at_max.least), mib(p.pool.at_max.most), mib(p.pool.after_trim));
+        std::printf(
+            "  %-11s pool: threshold 0: %.0f to %.0f; UINT64_MAX: %.0f to %.0f; "
+            "after the trim: %.0f\n",
+            p.name, mib(p.pool.at_zero.least), mib(p.pool.at_zero.most), mib(p.pool.at_max.least),
+            mib(p.pool.at_max.most), mib(p.pool.after_trim));
     }
     return 0;
 }

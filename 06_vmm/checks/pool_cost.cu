@@ -112,9 +112,8 @@ Defaults default_thresholds(int device) {
 }
 
 std::string held_text(const Held& held) {
-    return held.least == held.most
-               ? format_bytes(held.least)
-               : format_bytes(held.least) + " to " + format_bytes(held.most);
+    return held.least == held.most ? format_bytes(held.least)
+                                   : format_bytes(held.least) + " to " + format_bytes(held.most);
 }
 
 void print_table(const Seen& seen, int passes) {
@@ -144,9 +143,10 @@ void print_table(const Seen& seen, int passes) {
 std::string why_absent(const Seen& seen, int i) {
     if (seen.pool(i).used) return "";
     if (i == host_pool)
-        return format("cudaDevAttrHostMemoryPoolsSupported = %d: no pinned host pools on this "
-                      "device",
-                      seen.found.host_pools);
+        return format(
+            "cudaDevAttrHostMemoryPoolsSupported = %d: no pinned host pools on this "
+            "device",
+            seen.found.host_pools);
     return format("cudaMemGetDefaultMemPool for managed memory returned %s: no managed pool here",
                   cudaGetErrorName(seen.found.managed_pool));
 }
@@ -201,12 +201,12 @@ void claim_host_pool(tutorial::Context& ctx, const Seen& seen, std::size_t bytes
                      const std::function<Seen()>& again) {
     const PoolFound& f = seen.pool(host_pool);
     const std::string absent = why_absent(seen, host_pool);
-    ctx.claim(tutorial::observed(
-                  "host_gives_back",
-                  "with threshold 0 the pinned host pool gave the block back at every "
-                  "synchronization (held after each)",
-                  f.at_zero.most < bytes, held_text(f.at_zero), will_try),
-              absent);
+    ctx.claim(
+        tutorial::observed("host_gives_back",
+                           "with threshold 0 the pinned host pool gave the block back at every "
+                           "synchronization (held after each)",
+                           f.at_zero.most < bytes, held_text(f.at_zero), will_try),
+        absent);
     ctx.claim(tutorial::at_least("host_loop_slower",
                                  "...so the loop is several times slower with threshold 0 (time "
                                  "at 0 / at UINT64_MAX)",
@@ -234,12 +234,12 @@ void claim_managed_pool(tutorial::Context& ctx, const Seen& seen, std::size_t by
                         const std::function<Seen()>& again) {
     const PoolFound& f = seen.pool(managed_pool);
     const std::string absent = why_absent(seen, managed_pool);
-    ctx.claim(tutorial::observed(
-                  "managed_gives_back",
-                  "with threshold 0 the default managed pool gave the block back at every "
-                  "synchronization (held after each)",
-                  f.at_zero.most < bytes, held_text(f.at_zero), will_try),
-              absent);
+    ctx.claim(
+        tutorial::observed("managed_gives_back",
+                           "with threshold 0 the default managed pool gave the block back at every "
+                           "synchronization (held after each)",
+                           f.at_zero.most < bytes, held_text(f.at_zero), will_try),
+        absent);
     ctx.claim(tutorial::at_least("managed_loop_slower",
                                  "...so the loop is several times slower with threshold 0 (time "
                                  "at 0 / at UINT64_MAX)",
@@ -270,8 +270,8 @@ tutorial::Result run_pool_cost(tutorial::Context& ctx) {
     }
     // A few tens of MiB is enough to show the cost; never more than a quarter of what is free,
     // since the managed pool's block lives in device memory once the kernel touches it.
-    const std::size_t bytes =
-        ctx.size_or(tutorial::fit_in_free_memory(64 * tutorial::MiB, 0.25, 2 * tutorial::MiB));
+    const std::size_t bytes = ctx.size_or(tutorial::fit_in_free_memory(
+        (ctx.quick() ? 32 : 64) * tutorial::MiB, 0.25, 2 * tutorial::MiB));
     const int passes = ctx.iters_or(ctx.quick() ? 10 : 20);
     const int runs = ctx.quick() ? 3 : 5;
     const Defaults before = default_thresholds(ctx.device);
@@ -300,7 +300,8 @@ tutorial::Result run_pool_cost(tutorial::Context& ctx) {
     claim_device_pool(ctx, seen, bytes, again);
     claim_host_pool(ctx, seen, bytes, again);
     claim_managed_pool(ctx, seen, bytes, again);
-    const bool restored = after.device == before.device && after.has_managed == before.has_managed &&
+    const bool restored = after.device == before.device &&
+                          after.has_managed == before.has_managed &&
                           after.managed == before.managed;
     return ctx.verdict(restored,
                        format("the default pools' thresholds are back as found: device pool %llu "

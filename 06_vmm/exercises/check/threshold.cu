@@ -31,8 +31,8 @@ using tutorial::format_bytes;
 using tutorial::MiB;
 using tutorial::Result;
 
-constexpr int steps = 40;   // one job
-constexpr int rounds = 4;   // round 0 warms up; the medians of the others
+constexpr int steps = 40;  // one job
+constexpr int rounds = 4;  // round 0 warms up; the medians of the others
 
 // The cudaMemPoolAttrReleaseThreshold entry: the allocator tries to release memory only when
 // more than the threshold is held; cudaMemPoolTrimTo releases what no allocation holds.
@@ -111,24 +111,24 @@ Result report(Context& ctx, const Measured& m, std::size_t bytes,
     const bool kept = m.after_job >= bytes;
     ctx.claim(tutorial::documented(
         "kept_between_steps",
-        "after your job's last step the pool still holds the block (held before finish_pool)",
-        kept, format_bytes(m.after_job),
+        "after your job's last step the pool still holds the block (held before finish_pool)", kept,
+        format_bytes(m.after_job),
         "the pool's threshold is below what it holds, so it gave the memory back at the "
         "synchronization. First step: in prepare_pool, set cudaMemPoolAttrReleaseThreshold to at "
         "least `bytes`, or UINT64_MAX",
         holds_below_threshold));
     const bool returned = m.after_finish < bytes;
     ctx.claim(tutorial::documented(
-        "given_back_after", "after finish_pool the pool holds less than one block",
-        returned, format_bytes(m.after_finish),
+        "given_back_after", "after finish_pool the pool holds less than one block", returned,
+        format_bytes(m.after_finish),
         "the pool kept the memory after the job. First step: in finish_pool, "
         "cudaMemPoolTrimTo(pool, 0)",
         trim_releases));
-    return ctx.verdict(kept && returned,
-                       format("your job %.2fx as fast as with threshold 0; the pool held %s after "
-                              "its last step and %s after finish_pool",
-                              m.ratio(), format_bytes(m.after_job).c_str(),
-                              format_bytes(m.after_finish).c_str()));
+    return ctx.verdict(
+        kept && returned,
+        format("your job %.2fx as fast as with threshold 0; the pool held %s after "
+               "its last step and %s after finish_pool",
+               m.ratio(), format_bytes(m.after_job).c_str(), format_bytes(m.after_finish).c_str()));
 }
 
 Result check(Context& ctx) {
@@ -151,9 +151,8 @@ Result check(Context& ctx) {
         "  threshold 0:                       %8.3f ms, the pool held up to %s after a step\n"
         "  prepare_pool ... finish_pool:      %8.3f ms, held %s after the last step, %s after "
         "finish_pool\n\n",
-        steps, format_bytes(bytes).c_str(), rounds, m.given_ms,
-        format_bytes(m.given_most).c_str(), m.yours_ms, format_bytes(m.after_job).c_str(),
-        format_bytes(m.after_finish).c_str());
+        steps, format_bytes(bytes).c_str(), rounds, m.given_ms, format_bytes(m.given_most).c_str(),
+        m.yours_ms, format_bytes(m.after_job).c_str(), format_bytes(m.after_finish).c_str());
     const Result result =
         report(ctx, m, bytes, [&] { return measure(pool, bytes, stream).ratio(); });
     CUDA_CHECK(cudaStreamDestroy(stream));
@@ -167,7 +166,10 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex06_threshold",
         "Exercise (chapter 06_vmm): a pool's threshold for a job's steps, and a trim after it",
-        {{"check", "prepare_pool, finish_pool: faster than threshold 0, kept, given back", {}, true,
+        {{"check",
+          "prepare_pool, finish_pool: faster than threshold 0, kept, given back",
+          {},
+          true,
           check}}};
     return tutorial::run_chapter(program, argc, argv);
 }
