@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
                     Takes{}.size(16, 1 * GiB).holds(2, 0)},
             Section{"pool_threshold", "the default pool gives memory back at every synchronize",
                     Takes{}.size(2 * MiB, 4 * GiB).holds(1, 0)},
+            Section{"pool_cost", "what a pool's release threshold costs a loop that synchronizes",
+                    Takes{}.size(2 * MiB, 256 * MiB).holds(1, 1).iters(2, 40)},
             Section{"pools", "a pool of one's own: properties, isolation, maxSize",
                     Takes{}.size(2 * MiB, 4 * GiB).holds(2, 0)},
             Section{"graph_memory", "allocation and free nodes in CUDA graphs; trim; auto-free",
