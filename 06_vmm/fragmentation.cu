@@ -270,8 +270,9 @@ Replay replay(Allocator& allocator, const std::vector<Event>& events, std::size_
     const std::size_t free_at_start = free_device_memory_now();
     std::map<int, std::pair<std::uint32_t*, std::size_t>> live;  // id -> where, how many values
     const auto note = [&] {
+        const std::size_t free_now = free_device_memory_now();
         found.after.push_back(allocator.books());
-        found.taken.push_back(free_at_start - free_device_memory_now());
+        found.taken.push_back(free_now < free_at_start ? free_at_start - free_now : 0);
     };
     for (const Event& event : events) {
         if (event.bytes == 0) {
