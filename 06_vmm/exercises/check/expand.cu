@@ -37,15 +37,14 @@ using tutorial::format_bytes;
 using tutorial::MiB;
 using tutorial::Result;
 
-// Whether the driver has memory mapped at `address` (it answers 0 for a reserved range with
-// nothing behind it, without an error).
+// Whether the driver has memory mapped at `address`. cuPointerGetAttributes answers 0 for an
+// address with nothing behind it rather than an error (its entry); an error counts as "no".
 bool mapped_at(CUdeviceptr address) {
     static const auto cuPointerGetAttributes = DRIVER_FUNCTION(cuPointerGetAttributes);
     int mapped = 0;
     CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MAPPED;
     void* data = &mapped;
-    CU_CHECK(cuPointerGetAttributes(1, &attribute, &data, address));
-    return mapped != 0;
+    return cuPointerGetAttributes(1, &attribute, &data, address) == CUDA_SUCCESS && mapped != 0;
 }
 
 // The segment: the section's, with grow and shrink handed to the learner and each of their
