@@ -97,8 +97,10 @@ struct Books {
 Books books_of(const Blocks& blocks, std::size_t held) {
     Books books{0, held, 0};
     for (const auto& [address, block] : blocks) {
-        if (block.used) books.used += block.bytes;
-        else if (block.bytes > books.largest_free) books.largest_free = block.bytes;
+        if (block.used)
+            books.used += block.bytes;
+        else if (block.bytes > books.largest_free)
+            books.largest_free = block.bytes;
     }
     return books;
 }
@@ -340,11 +342,13 @@ int main() {
     const Found f = walkthrough(0, budget);
     const auto mib = [](std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const Books& c = f.caching.after.back();
-    std::printf("a budget of %.0f MiB, then a request for %.1f MiB:\n", mib(budget), mib(f.request));
-    std::printf("caching allocator: %s; it held %.1f MiB, %.1f MiB in use, %.1f MiB free in\n"
-                "  blocks, the largest %.1f MiB\n",
-                f.caching.served ? "served" : "refused", mib(c.held), mib(c.used),
-                mib(c.held - c.used), mib(c.largest_free));
+    std::printf("a budget of %.0f MiB, then a request for %.1f MiB:\n", mib(budget),
+                mib(f.request));
+    std::printf(
+        "caching allocator: %s; it held %.1f MiB, %.1f MiB in use, %.1f MiB free in\n"
+        "  blocks, the largest %.1f MiB\n",
+        f.caching.served ? "served" : "refused", mib(c.held), mib(c.used), mib(c.held - c.used),
+        mib(c.largest_free));
     const Books& s = f.segment.after.back();
     std::printf("expandable segment: %s; %.1f MiB mapped for %.1f MiB in use\n",
                 f.segment.served ? "served" : "refused", mib(s.held), mib(s.used));

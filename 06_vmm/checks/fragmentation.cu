@@ -29,7 +29,9 @@ constexpr const char* segment_step = "replay on the expandable segment";
 // pattern no longer leaves the caching allocator's free memory in pieces.
 constexpr std::size_t least_budget = 192 * MiB;
 
-double as_mib(std::size_t bytes) { return static_cast<double>(bytes) / MiB; }
+double as_mib(std::size_t bytes) {
+    return static_cast<double>(bytes) / MiB;
+}
 
 // What the claims measure, from one walkthrough.
 struct Measured {
@@ -81,9 +83,8 @@ void print_books(const Found& f) {
         if (!request && i % 3 != 2) continue;  // each layer's three events: output, workspace, free
         const Books& c = f.caching.after[i];
         const Books& s = f.segment.after[i];
-        table.add_row({request ? "the large request" : format("layer %zu", i / 3 + 1),
-                       mib(c.used), mib(c.held), mib(c.largest_free), mib(s.used),
-                       mib(f.segment.taken[i])});
+        table.add_row({request ? "the large request" : format("layer %zu", i / 3 + 1), mib(c.used),
+                       mib(c.held), mib(c.largest_free), mib(s.used), mib(f.segment.taken[i])});
     }
     table.print();
 }
@@ -102,8 +103,8 @@ void narrate(const Found& f, const Measured& m, std::size_t budget, tutorial::St
             "request), but the largest was %s, and a new segment would have passed the budget\n"
             "by %s. Free memory in two segments cannot be joined: each is one cudaMalloc.\n",
             format_bytes(f.request).c_str(), format_bytes(c.held).c_str(),
-            format_bytes(c.used).c_str(), format_bytes(c.held - c.used).c_str(),
-            m.free_per_request, format_bytes(c.largest_free).c_str(),
+            format_bytes(c.used).c_str(), format_bytes(c.held - c.used).c_str(), m.free_per_request,
+            format_bytes(c.largest_free).c_str(),
             format_bytes(c.held + segment - std::min(budget, c.held + segment)).c_str());
     std::printf(
         "The expandable segment %s it: its blocks lie one after another from the start of its\n"
@@ -149,8 +150,7 @@ void claim_segment(tutorial::Context& ctx, const Found& f, const Measured& m, st
         f.segment.served,
         f.segment.served ? format("served %s", format_bytes(f.request).c_str()) : "refused",
         "the segment's range of addresses ran out: is it reserved for the whole budget?",
-        tutorial::Entry{"Programming Guide, E.4 Reserving a Virtual Address Range", "VA",
-                        "可以"}));
+        tutorial::Entry{"Programming Guide, E.4 Reserving a Virtual Address Range", "VA", "可以"}));
     ctx.claim(tutorial::at_least("peak_higher",
                                  "the expandable segment's peak use of the budget is higher (its "
                                  "peak bytes in use / the caching allocator's)",
@@ -172,12 +172,13 @@ void claim_segment(tutorial::Context& ctx, const Found& f, const Measured& m, st
 }  // namespace
 
 tutorial::Result run_fragmentation(tutorial::Context& ctx) {
-    if (!tutorial::vmm_supported(ctx.device)) return ctx.skip("VMM is not supported on this device");
+    if (!tutorial::vmm_supported(ctx.device))
+        return ctx.skip("VMM is not supported on this device");
     const std::size_t budget = ctx.size_or(tutorial::fit_in_free_memory(
         ctx.quick() ? 256 * MiB : std::size_t{2} << 30, 0.25, 2 * MiB));
     if (budget < least_budget)
-        return ctx.skip(tutorial::why_too_little_free(4 * least_budget,
-                                                      "for a budget of 192 MiB in a quarter of it"));
+        return ctx.skip(tutorial::why_too_little_free(
+            4 * least_budget, "for a budget of 192 MiB in a quarter of it"));
     // The kernels that fill and read the blocks are loaded at their first launch, which takes
     // device memory of its own: load them now, before the walkthrough reads the free memory.
     std::uint32_t* scratch = nullptr;
@@ -193,8 +194,8 @@ tutorial::Result run_fragmentation(tutorial::Context& ctx) {
         "quarter of the budget. First a caching allocator on cudaMalloc'd segments (best fit,\n"
         "split, merge, a new segment only when no free block fits), then an expandable segment:\n"
         "one reserved range with %s chunks mapped as far as its blocks reach.\n\n",
-        format_bytes(budget).c_str(), format_bytes(tutorial::vmm_granularity(
-                                          tutorial::vmm_properties(ctx.device))).c_str());
+        format_bytes(budget).c_str(),
+        format_bytes(tutorial::vmm_granularity(tutorial::vmm_properties(ctx.device))).c_str());
     tutorial::StepTimes times;
     const Found f = walkthrough(ctx.device, budget);
     print_books(f);
@@ -215,13 +216,12 @@ tutorial::Result run_fragmentation(tutorial::Context& ctx) {
         tutorial::Entry{"Driver API reference: cuMemMap", "mappings reservations", "can"}));
     const bool compared = f.caching.pattern_fit && f.segment.pattern_fit && !f.caching.served &&
                           f.segment.served && wrong + warm_wrong == 0;
-    return ctx.verdict(compared,
-                       format("within %s, the caching allocator %s the %s request and the "
-                              "expandable segment %s it; %zu values wrong at their addresses",
-                              format_bytes(budget).c_str(),
-                              f.caching.served ? "served" : "refused",
-                              format_bytes(f.request).c_str(),
-                              f.segment.served ? "served" : "refused", wrong));
+    return ctx.verdict(
+        compared,
+        format("within %s, the caching allocator %s the %s request and the "
+               "expandable segment %s it; %zu values wrong at their addresses",
+               format_bytes(budget).c_str(), f.caching.served ? "served" : "refused",
+               format_bytes(f.request).c_str(), f.segment.served ? "served" : "refused", wrong));
 }
 
 TUTORIAL_SECTION(fragmentation, run_fragmentation);

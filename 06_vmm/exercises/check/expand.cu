@@ -147,11 +147,11 @@ std::vector<Event> training_step(std::size_t budget) {
 
 struct Run {
     std::size_t events_served = 0, events = 0;
-    bool served = false;           // the large request
-    std::size_t values = 0;        // values checked at the end, in blocks still in use
-    std::size_t wrong = 0;         // ...not where they were written
-    std::size_t excess = 0;        // most device memory taken beyond the bytes in use
-    std::size_t left = 0;          // device memory still taken once the segment is gone
+    bool served = false;     // the large request
+    std::size_t values = 0;  // values checked at the end, in blocks still in use
+    std::size_t wrong = 0;   // ...not where they were written
+    std::size_t excess = 0;  // most device memory taken beyond the bytes in use
+    std::size_t left = 0;    // device memory still taken once the segment is gone
     std::size_t chunk = 0;
     std::string problem;
 };
@@ -195,8 +195,8 @@ Run replay(int device, std::size_t budget) {
         note();
         for (const auto& [id, block] : live) {
             run.values += block.second / 4;
-            run.wrong += mismatches_on_device(block.first, block.second / 4,
-                                              static_cast<std::uint32_t>(id));
+            run.wrong +=
+                mismatches_on_device(block.first, block.second / 4, static_cast<std::uint32_t>(id));
         }
         for (const auto& [id, block] : live) segment.free(block.first);
         run.problem = segment.problem;
@@ -208,8 +208,7 @@ Run replay(int device, std::size_t budget) {
 void print_run(const Run& run, std::size_t budget) {
     std::printf("budget %s: %zu of %zu events served, the large request (%s) %s\n",
                 format_bytes(budget).c_str(), run.events_served, run.events,
-                format_bytes(budget / 4 / 4096 * 4096).c_str(),
-                run.served ? "served" : "refused");
+                format_bytes(budget / 4 / 4096 * 4096).c_str(), run.served ? "served" : "refused");
     if (!run.problem.empty()) std::printf("the segment saw: %s\n", run.problem.c_str());
     std::printf("values read back wrong at their addresses: %zu of %zu\n", run.wrong, run.values);
     std::printf("device memory taken beyond the bytes in use: at most %s (one chunk: %s)\n",
@@ -220,25 +219,23 @@ void print_run(const Run& run, std::size_t budget) {
 void claim_served(Context& ctx, const Run& run) {
     ctx.claim(tutorial::documented(
         "large_request_served",
-        "the segment serves every allocation of the pattern and the large request",
-        run.served,
+        "the segment serves every allocation of the pattern and the large request", run.served,
         format("%zu of %zu events, the large request %s", run.events_served, run.events,
                run.served ? "served" : "refused"),
         run.problem.empty() || run.problem.rfind("grow", 0) != 0
             ? "the range ran out. First step: grow() maps exactly one chunk, at `end`"
             : run.problem + ". First step: in grow(), cuMemCreate a chunk, cuMemMap it at "
                             "`end`, cuMemSetAccess it for prop.location, return its handle",
-        tutorial::Entry{"Programming Guide, E.4 Reserving a Virtual Address Range", "VA",
-                        "可以"}));
-    ctx.claim(tutorial::documented(
-                  "pointers_stay",
-                  "every block in use reads its values back at the address it was handed out at",
-                  run.wrong == 0, format("%zu of %zu values wrong", run.wrong, run.values),
-                  "a chunk behind blocks in use was unmapped or mapped again. First step: "
-                  "shrink() unmaps only `last`, and grow() maps only at `end`",
-                  tutorial::Entry{"Driver API reference: cuMemMap", "mappings reservations",
-                                  "can"}),
-              run.values == 0 ? "the segment handed out no block" : "");
+        tutorial::Entry{"Programming Guide, E.4 Reserving a Virtual Address Range", "VA", "可以"}));
+    ctx.claim(
+        tutorial::documented(
+            "pointers_stay",
+            "every block in use reads its values back at the address it was handed out at",
+            run.wrong == 0, format("%zu of %zu values wrong", run.wrong, run.values),
+            "a chunk behind blocks in use was unmapped or mapped again. First step: "
+            "shrink() unmaps only `last`, and grow() maps only at `end`",
+            tutorial::Entry{"Driver API reference: cuMemMap", "mappings reservations", "can"}),
+        run.values == 0 ? "the segment handed out no block" : "");
 }
 
 void claim_memory(Context& ctx, const Run& run, const std::function<Run()>& again) {
@@ -284,10 +281,10 @@ Result check(Context& ctx) {
     print_run(run, budget);
     claim_served(ctx, run);
     claim_memory(ctx, run, [&] { return replay(ctx.device, budget); });
-    return ctx.verdict(run.served && run.wrong + warm_wrong == 0,
-                       format("%zu of %zu events and the large request %s, %zu values wrong",
-                              run.events_served, run.events, run.served ? "served" : "refused",
-                              run.wrong));
+    return ctx.verdict(
+        run.served && run.wrong + warm_wrong == 0,
+        format("%zu of %zu events and the large request %s, %zu values wrong", run.events_served,
+               run.events, run.served ? "served" : "refused", run.wrong));
 }
 
 }  // namespace
@@ -296,7 +293,10 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex06_expand",
         "Exercise (chapter 06_vmm): an expandable segment's grow and shrink",
-        {{"check", "grow, shrink: the large request served, nothing moved, memory = use", {}, true,
+        {{"check",
+          "grow, shrink: the large request served, nothing moved, memory = use",
+          {},
+          true,
           check}}};
     return tutorial::run_chapter(program, argc, argv);
 }
