@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
             Section{"basics", "create, reserve, map, access, use, tear down",
                     Takes{}.size(1, 4 * GiB).holds(1, 0)},
             Section{"growable", "realloc for device memory: map more, copy nothing"},
+            Section{"fragmentation", "a caching allocator's free pieces, and the expandable segment",
+                    Takes{}.size(2 * MiB, 4 * GiB, 192 * MiB).holds(1, 0)},
             Section{"aliasing", "one allocation at two addresses; the appendix's foo1/foo2"},
             Section{"access_control", "no access, read-only, read-write (fault)"},
             Section{"granularity_errors", "misaligned sizes, addresses, offsets; round_up"},
