@@ -88,47 +88,6 @@ Claim observed(std::string id, std::string statement, bool as_before, std::strin
     return claim;
 }
 
-// Transition only: the forms without an identifier (claim.hpp).
-Claim at_least(std::string statement, double measured, double threshold, std::string unit,
-               std::string if_not) {
-    return at_least("", std::move(statement), measured, threshold, std::move(unit),
-                    std::move(if_not));
-}
-
-Claim at_most(std::string statement, double measured, double threshold, std::string unit,
-              std::string if_not) {
-    return at_most("", std::move(statement), measured, threshold, std::move(unit),
-                   std::move(if_not));
-}
-
-Claim counted_at_least(std::string statement, double measured, double threshold, std::string unit,
-                       std::string if_not) {
-    return counted_at_least("", std::move(statement), measured, threshold, std::move(unit),
-                            std::move(if_not));
-}
-
-Claim counted_at_most(std::string statement, double measured, double threshold, std::string unit,
-                      std::string if_not) {
-    return counted_at_most("", std::move(statement), measured, threshold, std::move(unit),
-                           std::move(if_not));
-}
-
-Claim documented(std::string statement, bool held, std::string seen, std::string if_not,
-                 std::string where) {
-    return documented("", std::move(statement), held, std::move(seen), std::move(if_not),
-                      Entry{std::move(where), "", ""});
-}
-
-Claim documented_error(std::string statement, std::string returned, std::string expected,
-                       std::string if_not, std::string where) {
-    return documented_error("", std::move(statement), std::move(returned), std::move(expected),
-                            std::move(if_not), Entry{std::move(where), "", ""});
-}
-
-Claim observed(std::string statement, bool as_before, std::string seen, std::string open) {
-    return observed("", std::move(statement), as_before, std::move(seen), std::move(open));
-}
-
 namespace {
 
 // Two or three significant digits: 8.31, 54.9, 1363.

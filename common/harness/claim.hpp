@@ -124,22 +124,6 @@ Claim documented_error(std::string id, std::string statement, std::string return
 Claim observed(std::string id, std::string statement, bool as_before, std::string seen,
                std::string open);
 
-// Transition only (removed once every chapter names its claims): the forms without an
-// identifier or an Entry. The identifier is then empty and `where` is the old free text.
-Claim at_least(std::string statement, double measured, double threshold, std::string unit,
-               std::string if_not);
-Claim at_most(std::string statement, double measured, double threshold, std::string unit,
-              std::string if_not);
-Claim counted_at_least(std::string statement, double measured, double threshold, std::string unit,
-                       std::string if_not);
-Claim counted_at_most(std::string statement, double measured, double threshold, std::string unit,
-                      std::string if_not);
-Claim documented(std::string statement, bool held, std::string seen, std::string if_not,
-                 std::string where);
-Claim documented_error(std::string statement, std::string returned, std::string expected,
-                       std::string if_not, std::string where);
-Claim observed(std::string statement, bool as_before, std::string seen, std::string open);
-
 enum class ClaimOutcome { held, not_held, not_judged, observed };
 
 // Prints the claim's CLAIM line and returns its outcome. `why_not_judged`, when not empty, is
