@@ -133,11 +133,11 @@ CUmoduleLoadingMode walkthrough(const Plan& plan,
 // runs the walkthrough in three fresh processes (this program again, `observed LAZY 0` and so
 // on), LAZY and EAGER with cudaSetDevice first, then LAZY with cudaMemGetInfo first, and prints
 // what device 0 lost at each step.
-#include <sys/wait.h>
-#include <unistd.h>
+#include "common/process.hpp"
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 // The observed process: says each step on its standard output ("step <name>") and waits for a
 // line on its standard input.
@@ -155,43 +155,28 @@ int observed_process(const char* loading, bool mem_get_info_first) {
     return 0;
 }
 
-// The observer: starts the observed process on two pipes, and after each step it names reads
-// device 0's free memory with its own context, then says go.
+// The observer: starts the observed process as a worker (common/process.hpp: its standard input
+// and output a Unix socket to this process), and after each step it names reads device 0's free
+// memory with its own context, then says go.
 void observe(const char* loading, bool mem_get_info_first) {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) != 0 || pipe(from_child) != 0) std::exit(1);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        dup2(to_child[0], STDIN_FILENO);
-        dup2(from_child[1], STDOUT_FILENO);
-        close(to_child[1]);
-        close(from_child[0]);
-        execl("/proc/self/exe", "hidden_memory", "observed", loading,
-              mem_get_info_first ? "1" : "0", static_cast<char*>(nullptr));
-        _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    FILE* from = fdopen(from_child[0], "r");
+    const tutorial::Worker observed = tutorial::start_worker(
+        {"/proc/self/exe", "observed", loading, mem_get_info_first ? "1" : "0"});
     std::size_t free_before = 0, free_now = 0, total = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
     std::printf("CUDA_MODULE_LOADING=%s: what device 0 lost at each step\n", loading);
-    char line[256];
-    while (std::fgets(line, sizeof line, from) != nullptr) {
-        line[std::strcspn(line, "\n")] = '\0';
-        if (std::strncmp(line, "step ", 5) != 0) {
-            std::printf("  (%s)\n", line);
+    std::string line;
+    while (tutorial::read_line(observed.socket, &line, 60.0)) {  // a step takes seconds at most
+        if (line.rfind("step ", 0) != 0) {
+            std::printf("  (%s)\n", line.c_str());
             continue;
         }
         CUDA_CHECK(cudaMemGetInfo(&free_now, &total));
-        std::printf("  %-50s %6.0f MiB\n", line + 5, (double(free_before) - free_now) / 1048576);
+        std::printf("  %-50s %6.0f MiB\n", line.c_str() + 5,
+                    (double(free_before) - free_now) / 1048576);
         free_before = free_now;
-        if (write(to_child[1], "go\n", 3) != 3) break;
+        if (!tutorial::send_all(observed.socket, "go\n", 3)) break;
     }
-    close(to_child[1]);
-    std::fclose(from);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    tutorial::wait_for(observed);
 }
 
 int main(int argc, char** argv) {

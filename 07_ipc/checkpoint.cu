@@ -113,68 +113,43 @@ Found walkthrough(Child& child) {
 }  // namespace
 
 #ifndef TUTORIAL_CHECKS
-#include <poll.h>
-#include <sys/prctl.h>
+#include "common/process.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
 
-// Alone, the child is this program again, `checkpoint hold DEVICE BYTES`, with its standard input
-// and output on pipes to this process; it is killed if this process dies first (Linux's
-// PR_SET_PDEATHSIG), so a parent that fails never leaves it behind.
+// Alone, the child is this program again, `checkpoint hold DEVICE BYTES`, started as a worker
+// (common/process.hpp): its standard input and output are a Unix socket to this process, and it is
+// killed if this process dies first (PR_SET_PDEATHSIG), so a parent that fails leaves nothing.
 class ThisProgramAgain {
 public:
-    ThisProgramAgain(const std::string& device, const std::string& bytes) {
-        int in[2], out[2];
-        if (pipe(in) != 0 || pipe(out) != 0) std::exit(1);
-        pid_ = fork();
-        if (pid_ == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            dup2(in[0], STDIN_FILENO);
-            dup2(out[1], STDOUT_FILENO);
-            for (const int fd : {in[0], in[1], out[0], out[1]}) close(fd);
-            execl("/proc/self/exe", "checkpoint", "hold", device.c_str(), bytes.c_str(), nullptr);
-            _exit(127);
-        }
-        close(in[0]);
-        close(out[1]);
-        to_ = in[1];
-        from_ = out[0];
-    }
+    ThisProgramAgain(const std::string& device, const std::string& bytes)
+        : child_(tutorial::start_worker({"/proc/self/exe", "hold", device, bytes})) {}
     ~ThisProgramAgain() {  // it ends on its own once its input closes; after 10 s it is killed
-        close(to_);
-        close(from_);
+        close(child_.socket);
         int status = 0;
-        for (int waited_ms = 0; waitpid(pid_, &status, WNOHANG) == 0; waited_ms += 10) {
+        for (int waited_ms = 0; waitpid(child_.pid, &status, WNOHANG) == 0; waited_ms += 10) {
             if (waited_ms >= 10000) {
-                kill(pid_, SIGKILL);
-                waitpid(pid_, &status, 0);
+                kill(child_.pid, SIGKILL);
+                waitpid(child_.pid, &status, 0);
                 break;
             }
             usleep(10000);
         }
     }
-    int pid() const { return pid_; }
+    int pid() const { return child_.pid; }
     bool send(const std::string& text) {
-        return write(to_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        return tutorial::send_all(child_.socket, text.data(), text.size());
     }
     bool read_line(std::string& line, double seconds) {
-        line.clear();
-        pollfd ready{from_, POLLIN, 0};
-        char c = 0;
-        while (poll(&ready, 1, static_cast<int>(seconds * 1000)) > 0 && read(from_, &c, 1) == 1) {
-            if (c == '\n') return true;
-            line += c;
-        }
-        return false;
+        return tutorial::read_line(child_.socket, &line, seconds);
     }
 
 private:
-    pid_t pid_ = -1;
-    int to_ = -1;
-    int from_ = -1;
+    tutorial::Worker child_;
 };
 
 int main(int argc, char** argv) {

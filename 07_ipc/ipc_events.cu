@@ -1,8 +1,7 @@
 // Section ipc_events: a producer/consumer pipeline across processes, ordered by an IPC event.
 #include "common/busy.hpp"  // launch_busy, and check.hpp's CUDA_CHECK
 #include "common/patterns.hpp"
-#include <sys/socket.h>
-#include <sys/wait.h>
+#include "common/process.hpp"
 #include <unistd.h>
 #include <cstdlib>
 #include <string>
@@ -13,57 +12,9 @@ namespace {
 // consumer, another process, makes its stream wait on that event before it reads, so it never
 // reads a batch early.
 
-// A worker process: this program started again, by fork and at once exec, with one end of a Unix
-// socket pair as its stdin and stdout (as in section master_workers).
-struct Worker {
-    pid_t pid;
-    int socket;
-};
-
-Worker start_worker(const std::vector<std::string>& command) {
-    int ends[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
-    std::vector<char*> argv;
-    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) std::exit(1);
-    if (pid == 0) {
-        dup2(ends[1], STDIN_FILENO);
-        dup2(ends[1], STDOUT_FILENO);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    close(ends[1]);
-    return {pid, ends[0]};
-}
-
-bool send_all(int socket, const void* data, std::size_t bytes) {  // false: the other side is gone
-    for (const char* next = static_cast<const char*>(data); bytes > 0;) {
-        const ssize_t sent = send(socket, next, bytes, MSG_NOSIGNAL);
-        if (sent <= 0) return false;
-        next += sent;
-        bytes -= static_cast<std::size_t>(sent);
-    }
-    return true;
-}
-
-bool read_all(int socket, void* data, std::size_t bytes) {  // false at end-of-file
-    for (char* next = static_cast<char*>(data); bytes > 0;) {
-        const ssize_t got = read(socket, next, bytes);
-        if (got <= 0) return false;
-        next += got;
-        bytes -= static_cast<std::size_t>(got);
-    }
-    return true;
-}
-
-int wait_for(const Worker& worker) {  // how it ended, as waitpid reports it
-    close(worker.socket);
-    int status = 0;
-    waitpid(worker.pid, &status, 0);
-    return status;
-}
+// Workers: this program started again, a Unix socket as stdin and stdout (common/process.hpp).
+using tutorial::Worker, tutorial::read_all, tutorial::send_all, tutorial::start_worker,
+    tutorial::wait_for;
 
 // What the master hands the consumer once: a handle for the buffer, one for the event.
 struct Shared {

@@ -2,68 +2,20 @@
 // puts a batch on the GPU once; worker processes open its IPC handles and use it in place.
 #include "common/check.hpp"
 #include "common/patterns.hpp"
-#include <sys/socket.h>
-#include <sys/wait.h>
+#include "common/process.hpp"
 #include <unistd.h>
 #include <cstdlib>
 #include <string>
 #include <vector>
 namespace {
 
-// A worker process: this program started again, by fork and at once exec (a process forked from
-// one that uses CUDA may use CUDA only after an exec: chapter 03). Its standard input and output
-// are one end of a Unix socket pair; the master keeps the other end.
-struct Worker {
-    pid_t pid;
-    int socket;
-};
-
-Worker start_worker(const std::vector<std::string>& command) {
-    int ends[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
-    std::vector<char*> argv;
-    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) std::exit(1);
-    if (pid == 0) {  // the new process: the socket becomes its stdin and stdout, then exec
-        dup2(ends[1], STDIN_FILENO);
-        dup2(ends[1], STDOUT_FILENO);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    close(ends[1]);
-    return {pid, ends[0]};
-}
-
-// Bytes over the socket, either way: false once the other side has gone (MSG_NOSIGNAL: a worker
-// that died is an answer, not a signal that ends the master).
-bool send_all(int socket, const void* data, std::size_t bytes) {
-    for (const char* next = static_cast<const char*>(data); bytes > 0;) {
-        const ssize_t sent = send(socket, next, bytes, MSG_NOSIGNAL);
-        if (sent <= 0) return false;
-        next += sent;
-        bytes -= static_cast<std::size_t>(sent);
-    }
-    return true;
-}
-
-bool read_all(int socket, void* data, std::size_t bytes) {
-    for (char* next = static_cast<char*>(data); bytes > 0;) {
-        const ssize_t got = read(socket, next, bytes);
-        if (got <= 0) return false;  // end-of-file: the other side has gone
-        next += got;
-        bytes -= static_cast<std::size_t>(got);
-    }
-    return true;
-}
-
-int wait_for(const Worker& worker) {  // how it ended, as waitpid reports it
-    close(worker.socket);
-    int status = 0;
-    waitpid(worker.pid, &status, 0);
-    return status;
-}
+// A worker process: this program started again by start_worker (common/process.hpp), by fork
+// and at once exec (a process forked from one that uses CUDA may use CUDA only after an exec:
+// chapter 03). Its standard input and output are one end of a Unix socket pair; the master keeps
+// the other end. send_all and read_all return false once the other side has gone (a worker that
+// died is an answer, not a signal that ends the master).
+using tutorial::Worker, tutorial::read_all, tutorial::send_all, tutorial::start_worker,
+    tutorial::wait_for;
 
 constexpr std::uint32_t batch_seed = 41;  // the batch: input[i] = pattern(i, batch_seed)
 

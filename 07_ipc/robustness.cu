@@ -1,8 +1,8 @@
 // Section robustness: nobody waits for ever on another process.
 #include "common/busy.hpp"  // launch_busy, and check.hpp's CUDA_CHECK
+#include "common/process.hpp"
 #include <poll.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>  // waitpid, and (with <signal.h>, which it brings) kill and SIGKILL
 #include <unistd.h>
 #include <chrono>
@@ -16,30 +16,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A worker process: this program started again, by fork and at once exec, with one end of a Unix
-// socket pair as its stdin and stdout (as in section master_workers).
-struct Worker {
-    pid_t pid;
-    int socket;
-};
-
-Worker start_worker(const std::vector<std::string>& command) {
-    int ends[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
-    std::vector<char*> argv;
-    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) std::exit(1);
-    if (pid == 0) {
-        dup2(ends[1], STDIN_FILENO);
-        dup2(ends[1], STDOUT_FILENO);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    close(ends[1]);
-    return {pid, ends[0]};
-}
+// Workers: this program started again, a Unix socket as stdin and stdout (common/process.hpp).
+using tutorial::Worker, tutorial::send_all, tutorial::start_worker;
 
 std::vector<std::string> role(std::vector<std::string> self, const std::vector<std::string>& args) {
     self.insert(self.end(), args.begin(), args.end());
@@ -49,6 +27,7 @@ std::vector<std::string> role(std::vector<std::string> self, const std::vector<s
 // Step 1. A worker asks Linux to kill it when its master dies (Linux's prctl). A master
 // killed with SIGKILL runs no code at all, so nothing it could do would reach its workers; this
 // needs none. (A master that died even before this call is seen as end-of-file, Step 2.)
+// start_worker asks it too, between fork and exec; a worker another program started asks itself.
 bool die_with_master() {
     return prctl(PR_SET_PDEATHSIG, SIGKILL) == 0;
 }
@@ -155,7 +134,7 @@ Found walkthrough(int device, std::size_t bytes, const std::vector<std::string>&
     // 1. A master that goes away before the task is complete: it sends half a line, then closes
     //    the channel without a word, as its death would. The worker must see end-of-file.
     const Worker lost = start_worker(role(self, {"orphan_worker", "30"}));
-    send(lost.socket, "half a ta", 9, MSG_NOSIGNAL);
+    send_all(lost.socket, "half a ta", 9);
     close(lost.socket);
     ended_within(lost.pid, 20.0, &found.lost_status);
     // 2. A master that is alive but stuck: it keeps the channel open and sends nothing. The

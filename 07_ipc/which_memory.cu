@@ -2,9 +2,8 @@
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
+#include "common/process.hpp"
 #include "common/vmm.hpp"
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cstdlib>
 #include <cstring>
@@ -15,85 +14,10 @@ namespace {
 // VMM descriptor), each written for its own kind of memory. The walkthrough tries each way on
 // each of eight kinds; where the export works, a worker process imports the memory and checks it.
 
-// A worker process: this program started again, by fork and at once exec, with one end of a Unix
-// socket pair as its stdin and stdout (as in section master_workers).
-struct Worker {
-    pid_t pid;
-    int socket;
-};
-
-Worker start_worker(const std::vector<std::string>& command) {
-    int ends[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) std::exit(1);
-    std::vector<char*> argv;
-    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) std::exit(1);
-    if (pid == 0) {
-        dup2(ends[1], STDIN_FILENO);
-        dup2(ends[1], STDOUT_FILENO);
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
-    close(ends[1]);
-    return {pid, ends[0]};
-}
-
-bool send_all(int socket, const void* data, std::size_t bytes) {  // false: the other side is gone
-    for (const char* next = static_cast<const char*>(data); bytes > 0;) {
-        const ssize_t sent = send(socket, next, bytes, MSG_NOSIGNAL);
-        if (sent <= 0) return false;
-        next += sent;
-        bytes -= static_cast<std::size_t>(sent);
-    }
-    return true;
-}
-
-bool read_all(int socket, void* data, std::size_t bytes) {  // false at end-of-file
-    for (char* next = static_cast<char*>(data); bytes > 0;) {
-        const ssize_t got = read(socket, next, bytes);
-        if (got <= 0) return false;
-        next += got;
-        bytes -= static_cast<std::size_t>(got);
-    }
-    return true;
-}
-
-int wait_for(const Worker& worker) {  // how it ended, as waitpid reports it
-    close(worker.socket);
-    int status = 0;
-    waitpid(worker.pid, &status, 0);
-    return status;
-}
-
-// A descriptor over a Unix socket (SCM_RIGHTS), as in section vmm_fd.
-struct DescriptorMessage {
-    char byte = 'F';
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr header{nullptr, 0, &data, 1, control, sizeof control, 0};
-};
-
-bool send_descriptor(int socket, int fd) {
-    DescriptorMessage message;
-    cmsghdr* control = CMSG_FIRSTHDR(&message.header);
-    control->cmsg_level = SOL_SOCKET;
-    control->cmsg_type = SCM_RIGHTS;
-    control->cmsg_len = CMSG_LEN(sizeof fd);
-    std::memcpy(CMSG_DATA(control), &fd, sizeof fd);
-    return sendmsg(socket, &message.header, MSG_NOSIGNAL) == 1;
-}
-
-int receive_descriptor(int socket) {  // -1 if none came
-    DescriptorMessage message;
-    if (recvmsg(socket, &message.header, 0) != 1) return -1;
-    const cmsghdr* control = CMSG_FIRSTHDR(&message.header);
-    if (control == nullptr || control->cmsg_type != SCM_RIGHTS) return -1;
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(control), sizeof fd);
-    return fd;
-}
+// Workers: this program started again, a Unix socket as stdin and stdout; descriptors cross it
+// by SCM_RIGHTS, as in section vmm_fd (common/process.hpp).
+using tutorial::Worker, tutorial::read_all, tutorial::receive_descriptor, tutorial::send_all,
+    tutorial::send_descriptor, tutorial::start_worker, tutorial::wait_for;
 
 constexpr std::uint32_t seed = 97;             // every kind holds pattern(i, seed)
 constexpr std::size_t interior_offset = 4096;  // bytes into the cudaMalloc block

@@ -12,5 +12,6 @@
 #include "common/device.cpp"
 #include "common/driver.cpp"
 #include "common/patterns.cu"
+#include "common/process.cpp"
 #include "common/text.cpp"
 #include "common/vmm.cpp"

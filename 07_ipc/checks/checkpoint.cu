@@ -48,6 +48,8 @@ constexpr std::size_t context_room = std::size_t{1} << 30;
 // What the probes' holders hold: managed memory, or the prober's cudaMalloc memory opened by IPC.
 constexpr std::size_t probe_bytes = std::size_t{8} << 20;
 constexpr std::size_t probe_count = probe_bytes / sizeof(std::uint32_t);
+// A holder gives up on a prober that is alive but sends nothing for this long.
+constexpr double task_timeout_s = 30.0;
 
 // What the entries say about memory they cannot checkpoint: nothing.
 constexpr const char* unsupported_open =
@@ -399,16 +401,15 @@ int child_checkpoint_managed_holder(const std::vector<std::string>& args) {
 // Child role `checkpoint_ipc_holder` (args: device): opens the handle on its stdin and holds it.
 int child_checkpoint_ipc_holder(const std::vector<std::string>& args) {
     CUDA_CHECK(cudaSetDevice(std::atoi(args.at(0).c_str())));
-    cudaIpcMemHandle_t handle{};
-    std::size_t count = 0;
-    if (!read_handle_line(handle, count)) {
+    cudaIpcMemHandle_t handle{};  // the handle's 64 bytes, as they are
+    if (tutorial::read_input(&handle, sizeof handle, task_timeout_s) != tutorial::Input::received) {
         std::printf("no handle arrived\n");
         return 4;
     }
     void* opened = nullptr;
     CUDA_CHECK(cudaIpcOpenMemHandle(&opened, handle, cudaIpcMemLazyEnablePeerAccess));
-    std::printf("holds %zu bytes of another process's memory, opened at %p\n",
-                count * sizeof(std::uint32_t), opened);
+    std::printf("holds %zu bytes of another process's memory, opened at %p\n", probe_bytes,
+                opened);
     const int code = read_again(static_cast<const std::uint32_t*>(opened));
     CUDA_CHECK(cudaIpcCloseMemHandle(opened));
     return code;
@@ -428,7 +429,7 @@ int child_checkpoint_prober(const std::vector<std::string>& args) {
         fill_on_device(exported, probe_count, seed);
         cudaIpcMemHandle_t handle{};
         CUDA_CHECK(cudaIpcGetMemHandle(&handle, exported));
-        holder.send(handle_line(handle, probe_count));
+        holder.send(std::string(reinterpret_cast<const char*>(&handle), sizeof handle));
     }
     std::string line;
     const bool holds = holder.read_line(line, 10.0) && line.rfind("holds", 0) == 0;

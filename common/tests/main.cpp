@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
                     {},
                     false,
                     test_child_deadlines},
+            Section{"worker_process",
+                    "common/process: a worker, its channel, a descriptor, its end and its death",
+                    {},
+                    false,
+                    test_worker_process},
             Section{"median", "median() and HostTimer", {}, false, test_median},
             Section{"event_timer",
                     "EventTimer against a kernel of known duration",
@@ -73,6 +78,11 @@ int main(int argc, char** argv) {
             {"write_passed", child_write_passed},
             {"failing_call", child_failing_call},
             {"read_line", child_read_line},
+            {"answer_worker", child_answer_worker},
+            {"say_and_exit", child_say_and_exit},
+            {"silent_worker", child_silent_worker},
+            {"ready_worker", child_ready_worker},
+            {"middle_worker", child_middle_worker},
         }};
     return tutorial::run_chapter(chapter, argc, argv);
 }
