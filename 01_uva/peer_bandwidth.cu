@@ -7,6 +7,7 @@
 #include "common/patterns.hpp"
 #include "common/timing.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace {

@@ -5,6 +5,7 @@
 #include "common/timing.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

@@ -4,6 +4,7 @@
 #include "common/step.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <numeric>
 #include <random>

@@ -6,6 +6,7 @@
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 

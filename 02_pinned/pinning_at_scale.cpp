@@ -4,6 +4,7 @@
 #include "common/step.hpp"
 #include <sys/mman.h>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>

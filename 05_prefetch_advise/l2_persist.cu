@@ -6,6 +6,7 @@
 #include "common/step.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 

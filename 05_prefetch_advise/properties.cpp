@@ -6,6 +6,7 @@
 #include "common/patterns.hpp"
 #include "common/step.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 

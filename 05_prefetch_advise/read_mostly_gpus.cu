@@ -5,6 +5,7 @@
 #include "common/patterns.hpp"
 #include "common/step.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>

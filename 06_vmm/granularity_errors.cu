@@ -5,6 +5,7 @@
 #include "common/patterns.hpp"
 #include "common/vmm.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>

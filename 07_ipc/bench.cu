@@ -4,6 +4,7 @@
 #include "common/process.hpp"
 #include "common/timing.hpp"
 #include <unistd.h>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>

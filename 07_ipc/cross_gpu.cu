@@ -5,6 +5,7 @@
 #include "common/timing.hpp"  // and check.hpp's CUDA_CHECK
 #include "common/vmm.hpp"
 #include <unistd.h>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 namespace {

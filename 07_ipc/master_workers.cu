@@ -4,6 +4,7 @@
 #include "common/patterns.hpp"
 #include "common/process.hpp"
 #include <unistd.h>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>

@@ -5,6 +5,7 @@
 #include "common/process.hpp"
 #include "common/vmm.hpp"
 #include <unistd.h>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 namespace {

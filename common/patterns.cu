@@ -1,6 +1,8 @@
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 
+#include <cstdint>
+
 namespace {
 
 __global__ void fill_kernel(std::uint32_t* data, std::size_t count, std::uint32_t seed) {

@@ -10,6 +10,7 @@
 #include "common/patterns.hpp"
 
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>

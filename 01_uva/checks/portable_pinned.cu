@@ -10,6 +10,7 @@
 #include "common/timing.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>

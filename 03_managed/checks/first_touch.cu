@@ -10,6 +10,7 @@
 #include "common/harness/steps.hpp"
 #include "common/harness/um_counters.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 

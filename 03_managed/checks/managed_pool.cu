@@ -11,6 +11,7 @@
 #include "common/harness/um_counters.hpp"
 #include "common/text.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>

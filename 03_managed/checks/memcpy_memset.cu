@@ -12,6 +12,7 @@
 #include "common/harness/um_counters.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>

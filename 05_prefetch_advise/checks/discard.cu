@@ -18,6 +18,7 @@
 #include "common/timing.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>

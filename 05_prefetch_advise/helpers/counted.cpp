@@ -2,6 +2,7 @@
 
 #include "common/harness/report.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 double percent_of(std::uint64_t bytes, std::size_t buffer) {

@@ -6,6 +6,8 @@
 #include "common/text.hpp"
 #include "common/timing.hpp"
 
+#include <cstdint>
+
 const char* why_no_gpu_prefetch(int device) {
     return tutorial::device_attribute(device, cudaDevAttrConcurrentManagedAccess) == 1
                ? ""

@@ -6,6 +6,7 @@
 #include "common/harness/claim.hpp"
 #include "common/harness/report.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 using tutorial::format;

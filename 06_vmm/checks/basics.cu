@@ -11,6 +11,7 @@
 #include "common/harness/requires.hpp"
 #include "common/vmm.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>

@@ -11,6 +11,7 @@
 #include "common/vmm.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 

@@ -10,6 +10,7 @@
 #include "common/harness/steps.hpp"
 #include "common/timing.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 

@@ -11,6 +11,7 @@
 #include "common/harness/steps.hpp"
 #include "common/timing.hpp"
 
+#include <cstdint>
 #include <string>
 
 using tutorial::format;

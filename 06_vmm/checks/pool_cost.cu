@@ -10,6 +10,7 @@
 #include "common/harness/requires.hpp"
 #include "common/harness/steps.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 

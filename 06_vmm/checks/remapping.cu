@@ -6,6 +6,7 @@
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 
 using tutorial::ChildResult;

@@ -9,6 +9,7 @@
 #include "common/harness/report.hpp"
 #include "common/harness/requires.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>

@@ -11,6 +11,7 @@
 #include "common/harness/requires.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 using tutorial::format;

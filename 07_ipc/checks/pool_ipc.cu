@@ -11,6 +11,7 @@
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 using tutorial::format;
