@@ -102,6 +102,7 @@ Use use(const std::uint32_t* data, std::size_t count, std::uint32_t seed) {
     unsigned long long* sum = nullptr;
     std::uint32_t* local = nullptr;
     CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));  // the kernel adds into it
     CUDA_CHECK(cudaMalloc(&local, count * sizeof *local));
     const double read_ms = tutorial::median_event_ms(1, runs, [&] {
         sum_on_device_async(data, count, sum, nullptr);  // a sum nobody reads: the read is timed

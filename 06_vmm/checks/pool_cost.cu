@@ -241,10 +241,14 @@ void claim_managed_pool(tutorial::Context& ctx, const Seen& seen, std::size_t by
                            "synchronization (held after each)",
                            f.at_zero.most < bytes, held_text(f.at_zero), will_try),
         absent);
+    // The managed pool pays least: a fresh managed block is made where the kernel first touches
+    // it, nothing is copied or pinned. On 2 x H100, driver 580 (2026-11-27), 32 MiB blocks: 1.42x
+    // to 1.96x over 9 measurements (the device pool 13x, the pinned host pool 309x), so its claim
+    // asks for a slowdown, not for several times.
     ctx.claim(tutorial::at_least("managed_loop_slower",
-                                 "...so the loop is several times slower with threshold 0 (time "
-                                 "at 0 / at UINT64_MAX)",
-                                 seen.ratio(managed_pool), 2.0, "x",
+                                 "...so the loop is slower with threshold 0, though the managed "
+                                 "pool pays least (time at 0 / at UINT64_MAX)",
+                                 seen.ratio(managed_pool), 1.2, "x",
                                  "a fresh managed block costs the kernel few page faults here")
                   .again([&] { return again().ratio(managed_pool); }),
               why_not_compared(seen, managed_pool, bytes));

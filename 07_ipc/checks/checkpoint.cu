@@ -82,6 +82,11 @@ std::string why_no_checkpoint() {
             return format("%s: %s (checkpointing needs display driver 570 or newer)", name,
                           problem);
     }
+    // Under compute-sanitizer the driver answers CUDA_ERROR_NOT_SUPPORTED for this process (seen
+    // on driver 580, 2026-11-27), and the tool counts that answer as an error: not tried there.
+    if (!tutorial::why_timing_not_judged().empty())
+        return "checkpointing is not tried under compute-sanitizer, which stands between this "
+               "process and the driver (the driver answers CUDA_ERROR_NOT_SUPPORTED there)";
     const auto cuCheckpointProcessGetState = DRIVER_FUNCTION(cuCheckpointProcessGetState);
     CUprocessState state = CU_PROCESS_STATE_RUNNING;
     const CUresult result = cuCheckpointProcessGetState(static_cast<int>(getpid()), &state);
@@ -318,10 +323,13 @@ void probe_unsupported(tutorial::Context& ctx) {
                                  managed.checkpoint != "CUDA_SUCCESS", seen_of(managed),
                                  unsupported_open),
               room.empty() ? why_probe_unanswered(managed) : room);
+    // Seen on 2 x H100, driver 580.159.04 (2026-11-27): the checkpoint was accepted and the
+    // restore refused (CUDA_ERROR_INVALID_VALUE), so the process could not get its memory back.
     ctx.claim(tutorial::observed("ipc_memory",
-                                 "a process that opened another's IPC handle is not "
-                                 "checkpointed: cuCheckpointProcessCheckpoint refuses it",
-                                 ipc.checkpoint != "CUDA_SUCCESS", seen_of(ipc), unsupported_open),
+                                 "a process that opened another's IPC handle is checkpointed, "
+                                 "but cannot be restored: cuCheckpointProcessRestore refuses it",
+                                 ipc.checkpoint == "CUDA_SUCCESS" && ipc.restore != "CUDA_SUCCESS",
+                                 seen_of(ipc), unsupported_open),
               room.empty() ? why_probe_unanswered(ipc) : room);
 }
 
