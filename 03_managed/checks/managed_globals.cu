@@ -61,11 +61,13 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
     tutorial::print_child_output(touches[0].child);
     std::printf("\n");
     tutorial::Table table({{"the host"}, {"before"}, {"after"}, {"child"}});
-    bool access_creates = true;   // read and write: accesses, which N.2.3 speaks of
+    bool write_creates = true;    // a store, as in N.2.3's example (会)
+    bool read_creates = true;     // a load: N.2.3 says an access can (可以) create it
     bool address_creates = true;  // &y: no access to the variable's memory
     bool sums = true;
     bool saw = true;
-    std::string access_states;
+    std::string write_state;
+    std::string read_state;
     std::string address_state;
     for (const FirstTouch& t : touches) {
         table.add_row({t.how, t.before, t.after, t.child.describe()});
@@ -74,9 +76,12 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         if (std::string(t.how) == "address") {
             address_creates = created;
             address_state = seen;
+        } else if (std::string(t.how) == "write") {
+            write_creates = created;
+            write_state = seen;
         } else {
-            access_creates = access_creates && created;
-            access_states += (access_states.empty() ? "" : ", ") + seen;
+            read_creates = created;
+            read_state = seen;
         }
         sums = sums && t.result == 8;
         saw = saw && t.gpu_saw == 1234;
@@ -84,10 +89,11 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
     table.print();
     std::printf(
         "\nA __managed__ variable behaves like memory from cudaMallocManaged, with a symbol\n"
-        "instead of a pointer. It needs a CUDA context: the host's first access creates the\n"
-        "current device's context (the Guide's N.2.3); taking its address reads none of its\n"
-        "memory. __constant__ variables cannot be managed; the chapter's build tests show nvcc\n"
-        "refusing that and other misuses (see the README).\n\n");
+        "instead of a pointer. It needs a CUDA context: the host's first access can create the\n"
+        "current device's context, and a store before any launch does (the Guide's N.2.3);\n"
+        "taking its address reads none of its memory. __constant__ variables cannot be\n"
+        "managed; the chapter's build tests show nvcc refusing that and other misuses (see the\n"
+        "README).\n\n");
     const tutorial::Entry by_name{
         "Programming Guide, N.2.1.2 Global-Scope Managed Variables Using managed",
         "__device__ __managed__", "可以"};
@@ -102,19 +108,27 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "a kernel sees what the host stored in a __managed__ variable before the launch", saw,
         tutorial::format("the kernel saw %d", touches[0].gpu_saw),
         "the host's store had not reached the page when the kernel read it", by_name));
-    // N.2.3: in its example, accessing x before the kernel launch creates device 0's context (会).
+    // N.2.3: in its example, the host's store to x before the kernel launch creates device 0's
+    // context (会); of an access in general it says only that it can (可以) create one.
     ctx.claim(tutorial::documented(
         "first_access_creates_context",
-        "the host's first access to a __managed__ variable creates the primary context",
-        access_creates, access_states,
-        "see the table: a context existed before, or the access did not create one",
+        "the host's first write to a __managed__ variable, before any launch, creates the primary "
+        "context",
+        write_creates, write_state,
+        "see the table: a context existed before, or the store did not create one",
         tutorial::Entry{"Programming Guide, N.2.3 Language Integration", "x", "会"}));
+    ctx.claim(tutorial::observed(
+        "first_read_creates_context",
+        "the host's first read of a __managed__ variable creates the primary context too",
+        read_creates, read_state,
+        "N.2.3 says an access to a __managed__ variable can (可以) trigger the context's creation; "
+        "its will (会) is for its example's store before the launch"));
     ctx.claim(tutorial::observed(
         "address_creates_context",
         "taking a __managed__ variable's address also creates the primary context", address_creates,
         address_state,
         "N.2.3 speaks of accessing the variable; taking its address reads none of its memory"));
-    return ctx.verdict(sums && saw && access_creates,
+    return ctx.verdict(sums && saw && write_creates,
                        tutorial::format("x[1] = %d (expected 8), the kernel saw value = %d "
                                         "(expected 1234), and the context's state around each "
                                         "first access",
