@@ -31,10 +31,10 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
         "the worker used another device than the one the buffer lives on",
         tutorial::Entry{"Programming Guide, Unified Virtual Address Space", "thread process",
                         "can"}));
-    // cudaGetDevice returns the current device of the calling host thread: a thread that never
-    // set one does not see the device another thread set.
+    // cudaGetDevice returns the current device of the calling host thread; on which device a new
+    // thread starts, its entry does not say: what this driver did is observed.
     ctx.claim(
-        tutorial::documented(
+        tutorial::observed(
             "current_device_per_thread",
             "the current device belongs to the host thread: a new thread does not start on "
             "the device the main thread stands on",
@@ -42,8 +42,8 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
             tutorial::format("the main thread on device %d, the worker's cudaGetDevice "
                              "said %d",
                              main_device, before),
-            "the current device is shared by the process's threads",
-            tutorial::Entry{"Runtime API reference: cudaGetDevice", "device thread", "returns"}),
+            "the cudaGetDevice entry returns the current device for the calling host thread; it "
+            "does not say which device a new thread starts on"),
         main_device == 0 ? "with one GPU the main thread is on device 0 too, where a new "
                            "thread starts as well, so a process-wide current device would "
                            "read the same"
