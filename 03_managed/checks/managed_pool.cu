@@ -114,13 +114,14 @@ bool claim_pool(tutorial::Context& ctx, const Found& f) {
         "pool_memory_is_managed", "memory from the default managed pool is managed memory", managed,
         "cudaPointerGetAttributes: " + tutorial::memory_type_name(f.type),
         "the pool gave device memory",
-        tutorial::Entry{"Runtime API reference: cudaMemGetDefaultMemPool",
-                        "cudaMemAllocationTypeManaged cudaMemLocationTypeNone", "can"}));
+        tutorial::Entry{"Runtime API reference: cudaMemAllocationTypeManaged", "managed", "is"}));
+    // Managed memory's pointer "is valid on the CPU and on all GPUs in the system that support
+    // managed memory" (the cudaMallocManaged entry), and the pool's memory is managed memory.
     ctx.claim(tutorial::documented(
         "cpu_reads_pool_memory", "the CPU reads what a kernel wrote through the pool's pointer",
         f.wrong == 0, format("%zu of %zu values wrong", f.wrong, count),
         "the CPU read before the kernel ended",
-        tutorial::Entry{"Runtime API reference: cudaMemAllocationTypeManaged", "managed", "is"}));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     // With the threshold at its maximum the pool never holds more than it, so it never tries to
     // give memory back: the entry's "will try to release" applies only above the threshold.
     ctx.claim(tutorial::documented(
