@@ -27,6 +27,15 @@ struct FirstTouch {
     int gpu_saw = -1;  // what the kernel printed
 };
 
+// Whether the child's first touch created the primary context, and the states it went through.
+bool created(const FirstTouch& t) {
+    return t.child.succeeded() && t.before == "inactive" && t.after == "active";
+}
+
+std::string states(const FirstTouch& t) {
+    return std::string(t.how) + ": " + t.before + " -> " + t.after;
+}
+
 FirstTouch run_first_touch(const char* how) {
     FirstTouch t{how, tutorial::run_child("managed_globals", {how}), "", ""};
     t.before = tutorial::child_answer(t.child, "context before the first touch");
@@ -58,31 +67,16 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "the host stores value = 1234 and a kernel prints what it sees:\n");
     std::vector<FirstTouch> touches;
     for (const char* how : {"read", "write", "address"}) touches.push_back(run_first_touch(how));
-    tutorial::print_child_output(touches[0].child);
+    const FirstTouch& read = touches[0];
+    const FirstTouch& write = touches[1];
+    const FirstTouch& address = touches[2];
+    tutorial::print_child_output(read.child);
     std::printf("\n");
     tutorial::Table table({{"the host"}, {"before"}, {"after"}, {"child"}});
-    bool write_creates = true;    // a store, as in N.2.3's example (会)
-    bool read_creates = true;     // a load: N.2.3 says an access can (可以) create it
-    bool address_creates = true;  // &y: no access to the variable's memory
     bool sums = true;
     bool saw = true;
-    std::string write_state;
-    std::string read_state;
-    std::string address_state;
     for (const FirstTouch& t : touches) {
         table.add_row({t.how, t.before, t.after, t.child.describe()});
-        const bool created = t.child.succeeded() && t.before == "inactive" && t.after == "active";
-        const std::string seen = std::string(t.how) + ": " + t.before + " -> " + t.after;
-        if (std::string(t.how) == "address") {
-            address_creates = created;
-            address_state = seen;
-        } else if (std::string(t.how) == "write") {
-            write_creates = created;
-            write_state = seen;
-        } else {
-            read_creates = created;
-            read_state = seen;
-        }
         sums = sums && t.result == 8;
         saw = saw && t.gpu_saw == 1234;
     }
@@ -101,12 +95,12 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "use_by_name",
         "host and kernel use a __managed__ variable by name, with no pointer and no copy", sums,
         tutorial::format("the kernel computed x[1] = %d from the host's x[0] and y",
-                         touches[0].result),
+                         read.result),
         "the kernel did not run; its launch check says why", by_name));
     ctx.claim(tutorial::documented(
         "kernel_sees_host_store",
         "a kernel sees what the host stored in a __managed__ variable before the launch", saw,
-        tutorial::format("the kernel saw %d", touches[0].gpu_saw),
+        tutorial::format("the kernel saw %d", read.gpu_saw),
         "the host's store had not reached the page when the kernel read it", by_name));
     // N.2.3: in its example, the host's store to x before the kernel launch creates device 0's
     // context (会); of an access in general it says only that it can (可以) create one.
@@ -114,25 +108,25 @@ tutorial::Result run_managed_globals(tutorial::Context& ctx) {
         "first_access_creates_context",
         "the host's first write to a __managed__ variable, before any launch, creates the primary "
         "context",
-        write_creates, write_state,
+        created(write), states(write),
         "see the table: a context existed before, or the store did not create one",
         tutorial::Entry{"Programming Guide, N.2.3 Language Integration", "x", "会"}));
     ctx.claim(tutorial::observed(
         "first_read_creates_context",
         "the host's first read of a __managed__ variable creates the primary context too",
-        read_creates, read_state,
+        created(read), states(read),
         "N.2.3 says an access to a __managed__ variable can (可以) trigger the context's creation; "
         "its will (会) is for its example's store before the launch"));
     ctx.claim(tutorial::observed(
         "address_creates_context",
-        "taking a __managed__ variable's address also creates the primary context", address_creates,
-        address_state,
+        "taking a __managed__ variable's address also creates the primary context",
+        created(address), states(address),
         "N.2.3 speaks of accessing the variable; taking its address reads none of its memory"));
-    return ctx.verdict(sums && saw && write_creates,
+    return ctx.verdict(sums && saw && created(write),
                        tutorial::format("x[1] = %d (expected 8), the kernel saw value = %d "
                                         "(expected 1234), and the context's state around each "
                                         "first access",
-                                        touches[0].result, touches[0].gpu_saw));
+                                        read.result, read.gpu_saw));
 }
 
 TUTORIAL_SECTION(managed_globals, run_managed_globals);
