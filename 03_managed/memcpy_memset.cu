@@ -13,7 +13,8 @@ namespace {
 
 // What the walkthrough found: values read wrong after the copies, and after the memsets.
 struct Found {
-    std::size_t copied_wrong = 0;
+    std::size_t copied_wrong = 0;     // after the 6 copies whose kind fits the pinned buffer
+    std::size_t as_device_wrong = 0;  // after the 4 whose kind names it device memory
     std::size_t set_wrong = 0;
 };
 
@@ -68,9 +69,10 @@ std::size_t cpu_reads_set(const char* step, std::uint32_t* managed, std::size_t 
 
 Found walkthrough(std::size_t count) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
-    std::size_t wrong = 0;
-    // The other buffer is pinned host memory: both processors reach it at the same address, so
-    // every kind names it rightly (the cudaMemcpy entry calls a wrong kind for it undefined).
+    std::size_t wrong = 0;      // read wrong after a copy whose kind fits the pinned buffer
+    std::size_t as_device = 0;  // ...after one whose kind names it device memory (four)
+    // The other buffer is pinned host memory: both processors reach it at the same address. For
+    // pointers that do not match the kind, the cudaMemcpy entry calls the result undefined.
     std::uint32_t* from_pinned = nullptr;
     std::uint32_t* to_pinned = nullptr;
     CUDA_CHECK(cudaMallocHost(&from_pinned, bytes));
@@ -87,7 +89,7 @@ Found walkthrough(std::size_t count) {
     m = written_by_cpu(count, 2);
     tutorial::step("cudaMemcpy(pinned, managed, HostToDevice)");
     CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyHostToDevice));
-    wrong += kernel_reads_all("a kernel reads the HostToDevice source", m, count, 2, to_pinned);
+    as_device += kernel_reads_all("a kernel reads the HostToDevice source", m, count, 2, to_pinned);
 
     // 2. cudaMemcpy*ToHost with a managed destination: the same rule, so the host writes it.
     m = fresh(count);
@@ -97,7 +99,7 @@ Found walkthrough(std::size_t count) {
     m = fresh(count);
     tutorial::step("cudaMemcpy(managed, pinned, DeviceToHost)");
     CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyDeviceToHost));
-    wrong += kernel_reads_all("a kernel reads the DeviceToHost destination", m, count, 7);
+    as_device += kernel_reads_all("a kernel reads the DeviceToHost destination", m, count, 7);
 
     // 3. cudaMemcpyDeviceTo* with a managed source: the device reads it (or the call fails).
     m = written_by_cpu(count, 3);
@@ -107,7 +109,7 @@ Found walkthrough(std::size_t count) {
     m = written_by_cpu(count, 4);
     tutorial::step("cudaMemcpy(pinned, managed, DeviceToDevice)");
     CUDA_CHECK(cudaMemcpy(to_pinned, m, bytes, cudaMemcpyDeviceToDevice));
-    wrong += cpu_reads_all("the CPU reads the DeviceToDevice source", m, count, 4, to_pinned);
+    as_device += cpu_reads_all("the CPU reads the DeviceToDevice source", m, count, 4, to_pinned);
 
     // 4. cudaMemcpy*ToDevice with a managed destination: the same rule, so the device writes it.
     m = fresh(count);
@@ -117,7 +119,7 @@ Found walkthrough(std::size_t count) {
     m = fresh(count);
     tutorial::step("cudaMemcpy(managed, pinned, DeviceToDevice)");
     CUDA_CHECK(cudaMemcpy(m, from_pinned, bytes, cudaMemcpyDeviceToDevice));
-    wrong += cpu_reads_all("the CPU reads the DeviceToDevice destination", m, count, 7);
+    as_device += cpu_reads_all("the CPU reads the DeviceToDevice destination", m, count, 7);
 
     // 5. cudaMemcpyDefault: the device, unless it cannot reach the data coherently (or the data
     //    prefers the CPU and the host can): here the device, both ways.
@@ -141,10 +143,9 @@ Found walkthrough(std::size_t count) {
     CUDA_CHECK(cudaDeviceSynchronize());  // both: the default stream's memset and `stream`'s
     const std::size_t set_wrong = cpu_reads_set("the CPU reads what the memsets set", m, count);
     CUDA_CHECK(cudaStreamDestroy(stream));
-
     CUDA_CHECK(cudaFreeHost(to_pinned));
     CUDA_CHECK(cudaFreeHost(from_pinned));
-    return {wrong, set_wrong};
+    return {wrong, as_device, set_wrong};
 }
 
 }  // namespace
@@ -152,8 +153,10 @@ Found walkthrough(std::size_t count) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const Found found = walkthrough(std::size_t{4} << 20);  // 16 MiB buffers
-    std::printf("10 copies under every cudaMemcpyKind: %zu values read wrong\n",
+    std::printf("6 copies whose kind fits the pinned buffer: %zu values read wrong\n",
                 found.copied_wrong);
+    std::printf("4 whose kind names it device memory: %zu values read wrong\n",
+                found.as_device_wrong);
     std::printf("cudaMemset and cudaMemsetAsync: %zu words read wrong\n", found.set_wrong);
     return found.copied_wrong + found.set_wrong == 0 ? 0 : 1;
 }

@@ -187,17 +187,26 @@ void claim_pages(tutorial::Context& ctx, const Shares& s, std::string why) {
 // The data claims: what the other processor read after each call.
 void claim_data(tutorial::Context& ctx, const Found& found) {
     // N.2.2.7: managed memory can (可以) be reached from the host or from the device, and
-    // cudaMemcpy*() goes by the cudaMemcpyKind to tell which.
+    // cudaMemcpy*() goes by the cudaMemcpyKind to tell which. It rules on the managed side only:
+    // for the pinned side, a kind that names it device memory does not match the pointer.
     ctx.claim(tutorial::documented(
         "every_kind_copies",
-        "cudaMemcpy copies to and from managed memory under every cudaMemcpyKind, the other "
-        "buffer pinned",
+        "cudaMemcpy copies to and from managed memory under every kind that names the other "
+        "buffer, pinned, as host memory (and Default)",
         found.copied_wrong == 0,
-        format("%zu values read wrong after the 10 copies", found.copied_wrong),
+        format("%zu values read wrong after those 6 copies", found.copied_wrong),
         "a copy left wrong data: was the other buffer named as what it is?",
         tutorial::Entry{"Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed "
                         "Memory",
                         "cudaMemcpy*() cudaMemcpyKind", "可以"}));
+    ctx.claim(tutorial::observed(
+        "device_kinds_copy",
+        "...and under the 4 kinds that name the pinned buffer device memory (pinned <- managed "
+        "HostToDevice and DeviceToDevice, managed <- pinned DeviceToHost and DeviceToDevice)",
+        found.as_device_wrong == 0,
+        format("%zu values read wrong after those 4 copies", found.as_device_wrong),
+        "N.2.2.7 rules only on the managed side; for pointers that do not match the copy's kind "
+        "the cudaMemcpy entry calls the result undefined"));
     // N.2.2.7: the program must (必须) synchronize before the CPU touches the data.
     ctx.claim(tutorial::documented(
         "memsets_then_sync",
@@ -240,8 +249,9 @@ tutorial::Result run_memcpy_memset(tutorial::Context& ctx) {
                             : tutorial::why_not_counted(
                                   counters, {}, tutorial::why_hardware_coherent(ctx.device)));
     return ctx.verdict(c.found.copied_wrong + c.found.set_wrong == 0,
-                       format("every copy and memset left the right values (%zu and %zu wrong), "
-                              "read where the other processor read them",
+                       format("every copy whose kind fits the pinned buffer and every memset "
+                              "left the right values (%zu and %zu wrong), read where the other "
+                              "processor read them",
                               c.found.copied_wrong, c.found.set_wrong));
 }
 
