@@ -68,8 +68,9 @@ std::string state_name(CUprocessState state) {
         case CU_PROCESS_STATE_LOCKED: return "CU_PROCESS_STATE_LOCKED";
         case CU_PROCESS_STATE_CHECKPOINTED: return "CU_PROCESS_STATE_CHECKPOINTED";
         case CU_PROCESS_STATE_FAILED: return "CU_PROCESS_STATE_FAILED";
+        // Newer toolkits name more states (CHECKPOINTING, RESTORING in 13.x): shown by number.
+        default: return format("CUprocessState %d", static_cast<int>(state));
     }
-    return format("CUprocessState %d", static_cast<int>(state));
 }
 
 // "" where this driver has the checkpoint entry points and answers for a process, else why not.
