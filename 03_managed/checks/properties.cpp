@@ -71,9 +71,10 @@ Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
 }
 
 // pageableMemoryAccess: the `system_allocator` section's child runs a kernel on malloc memory.
-// 1: the Unified Memory appendix (N.2.1) says memory from malloc or new can (可以) be used from GPU
-// code on such systems. 0: the attribute only withholds that promise, so the fault this driver
-// gives is observed, not documented.
+// 1: the Unified Memory appendix (N.1.6) says systems with the attribute support (支持) such
+// accesses, and the attribute's entry that the device supports them: no word of a rule (must,
+// will, can), so what this driver did is observed. 0: the attribute only withholds that, so the
+// fault this driver gives is observed too.
 Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
     const bool illegal_address = system.failed_with("cudaErrorIllegalAddress");
     const std::string seen =
@@ -85,10 +86,10 @@ Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
                 "a kernel can use memory from malloc",
                 system.succeeded(),
                 seen,
-                tutorial::Evidence::documented,
-                "",
-                tutorial::Entry{"Programming Guide, N.2.1 Managed Memory Opt In", "malloc new",
-                                "可以"}};
+                tutorial::Evidence::observed,
+                "the Guide's N.1.6 says systems with pageableMemoryAccess support (支持) kernels on "
+                "malloc memory, and the cudaDevAttrPageableMemoryAccess entry that the device "
+                "supports coherent access to pageable memory: neither says must, will or can"};
     }
     return {"pageableMemoryAccess",
             value,
