@@ -120,14 +120,14 @@ Result check(Context& ctx) {
     const double ratio = time_ratio(ctx, buffers, wrong);
     const int runs = 4 * threads_count;
     // Each thread reads its data after synchronizing its own stream, to which the data is
-    // attached: the kernels before are done, whatever the other threads' streams are doing.
+    // attached: cudaStreamSynchronize "Blocks until stream has completed all operations", so the
+    // kernels before are done, whatever the other threads' streams are doing.
     ctx.claim(tutorial::documented(
         "right_values", "every thread's CPU reads and final values are the kernels'", wrong == 0,
         std::to_string(wrong) + " wrong thread runs of " + std::to_string(runs),
         "the CPU read data[0] before the thread's kernel finished. First step: "
         "cudaStreamSynchronize the thread's stream after each launch",
-        tutorial::Entry{"Runtime API reference: cudaStreamAttachMemAsync", "CPU completed",
-                        "will"}));
+        tutorial::Entry{"Runtime API reference: cudaStreamSynchronize", "stream", "blocks"}));
     ctx.claim(tutorial::at_least("sooner_with_streams",
                                  "the threads finish sooner with a stream each (given / yours)",
                                  ratio, 1.5, "x",
