@@ -66,15 +66,15 @@ Result check(Context& ctx) {
     std::printf("%d rounds on 64 MiB: lookup_rounds_given %.3f ms, lookup_rounds %.3f ms\n", rounds,
                 given, yours);
     // Advice is a hint about how the data is used: it changes where pages go, never the values
-    // (the cudaMemAdvise entry: where copies are made, a write "will" invalidate all but the
-    // writer's, so no processor reads a stale one).
+    // (the cudaMemAdvise entry, cudaMemAdviseSetReadMostly: a processor's reads "will create a
+    // read-only copy" of the pages it reads, and a write invalidates all copies but the writer's).
     ctx.claim(tutorial::documented(
         "sums_right", "lookup_rounds returns the sum of every read",
         wrong == 0 && given_wrong == 0,
         tutorial::format("%d sums wrong", wrong + given_wrong),
         "the rounds were changed, not only advised. First step: keep the rounds as given and "
         "add the advice before them",
-        tutorial::Entry{"Runtime API reference: cudaMemAdvise", "invalidated", "will"}));
+        tutorial::Entry{"Runtime API reference: cudaMemAdvise", "read-only accessed", "will"}));
     ctx.claim(tutorial::at_least("advice_faster",
                                  "with the right advice the rounds run much faster (given / "
                                  "yours)",
