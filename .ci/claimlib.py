@@ -253,5 +253,8 @@ class Reference:
             yield "Driver API module " + title, text
 
     def lists(self, entry, code):
+        # An error code's own entry ("This indicates that ...") is the text of its case.
+        if entry == code and self.text_of(entry) is not None:
+            return True
         comment = self.text_of(entry) or ""
         return re.search(r"::" + re.escape(code) + r"\b", comment) is not None
