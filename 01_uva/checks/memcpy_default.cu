@@ -93,15 +93,15 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
     const std::string no_such_kind = tutorial::child_answer(child, "kind 7 (no such kind)");
     const std::string returned = no_such_kind.substr(0, no_such_kind.find(','));
     // The cudaMemcpy entry: kind must be one of the cudaMemcpyKind values, and it lists
-    // cudaErrorInvalidMemcpyDirection, whose own entry names this case (a direction that is not
-    // one of cudaMemcpyKind's).
+    // cudaErrorInvalidMemcpyDirection, whose own entry names this case: "the direction of the
+    // memcpy passed to the API call is not one of the types specified by cudaMemcpyKind".
     ctx.claim(tutorial::documented_error(
         "no_such_kind_refused",
         "a value that is no cudaMemcpyKind is refused with cudaErrorInvalidMemcpyDirection",
         returned, "cudaErrorInvalidMemcpyDirection",
         "this runtime treats an invalid kind differently; the child's lines say how",
-        tutorial::Entry{"Runtime API reference: cudaMemcpy", "kind cudaErrorInvalidMemcpyDirection",
-                        "must"}));
+        tutorial::Entry{"Runtime API reference: cudaErrorInvalidMemcpyDirection",
+                        "cudaErrorInvalidMemcpyDirection cudaMemcpyKind", "indicates"}));
     return ctx.verdict(bad_pairs == 0 && returned == "cudaErrorInvalidMemcpyDirection",
                        tutorial::format("%d of 16 cudaMemcpyDefault pairs verified; a kind that "
                                         "is none refused with %s",

@@ -86,14 +86,14 @@ void report_misuse_claims(tutorial::Context& ctx, const tutorial::ChildResult& c
         "register_twice_refused", "pinning a range that is already registered is refused",
         code_of(tutorial::child_answer(calls, register_twice)),
         "cudaErrorHostMemoryAlreadyRegistered", "the driver registered the range a second time",
-        tutorial::Entry{"Runtime API reference: cudaHostRegister",
-                        "cudaErrorHostMemoryAlreadyRegistered", "returns"}));
+        tutorial::Entry{"Runtime API reference: cudaErrorHostMemoryAlreadyRegistered",
+                        "cudaErrorHostMemoryAlreadyRegistered cudaHostRegister", "indicates"}));
     ctx.claim(tutorial::documented_error(
         "unregister_never_refused", "unregistering memory that was never registered is refused",
         code_of(tutorial::child_answer(calls, unregister_never)),
         "cudaErrorHostMemoryNotRegistered", "the driver accepted memory it never registered",
-        tutorial::Entry{"Runtime API reference: cudaHostUnregister",
-                        "cudaErrorHostMemoryNotRegistered", "returns"}));
+        tutorial::Entry{"Runtime API reference: cudaErrorHostMemoryNotRegistered",
+                        "cudaErrorHostMemoryNotRegistered cudaHostUnregister", "indicates"}));
     // Any CUDA error counts: driver 580 reports cudaErrorIllegalAddress.
     const bool faulted = wrote.exited && wrote.exit_code != 0 && !wrote.timed_out;
     ctx.claim(tutorial::observed(
