@@ -155,6 +155,9 @@ void claim_addresses(tutorial::Context& ctx, const Counts& n, const Device& devi
                              tutorial::Entry{"Runtime API reference: Unified Addressing",
                                              "cudaMallocHost cudaHostAlloc", "is"}),
         no_uva);
+    // Judged where every visible GPU has canUseHostPointerForRegisteredMem = 1: there the
+    // pointer cudaHostGetDevicePointer returns "will match the original pointer" (the
+    // cudaHostRegister entry), through which the memory "can also be accessed from the device".
     ctx.claim(tutorial::documented(
                   "registered_reachable",
                   "a kernel uses cudaHostRegister memory of every flag through "
@@ -163,7 +166,7 @@ void claim_addresses(tutorial::Context& ctx, const Counts& n, const Device& devi
                   format("%d of %d kernels saw the right data", n.kernel[1], n.tried[1]),
                   "a registration the device cannot reach over the bus",
                   tutorial::Entry{"Runtime API reference: cudaHostRegister",
-                                  "cudaDevAttrCanUseHostPointerForRegisteredMem ptr", "can"}),
+                                  "cudaHostGetDevicePointer all non-zero", "will"}),
               mixed);
 }
 
