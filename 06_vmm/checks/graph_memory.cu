@@ -169,20 +169,32 @@ void claim_unfreed(tutorial::Context& ctx, const Unfreed& u, std::size_t bytes) 
         static_cast<double>(u.after_two.used) < static_cast<double>(u.after_one.used) + half &&
         static_cast<double>(u.after_two.reserved) <
             static_cast<double>(u.after_one.reserved) + half;
+    const bool relaunched = u.relaunch[0] == cudaSuccess && u.relaunch[1] == cudaSuccess;
     ctx.claim(tutorial::documented(
         "auto_free_relaunches",
         "with cudaGraphInstantiateFlagAutoFreeOnLaunch the graph relaunches with its allocation "
-        "unfreed, at the same address, freeing the last launch's first",
-        u.relaunch[0] == cudaSuccess && u.relaunch[1] == cudaSuccess && u.wrong_relaunched == 0 &&
-            freed_first,
-        format("relaunches %s and %s, %zu wrong at the address; graph used %s and reserved %s "
-               "after one relaunch, %s and %s after two",
-               cudaGetErrorName(u.relaunch[0]), cudaGetErrorName(u.relaunch[1]), u.wrong_relaunched,
+        "unfreed, freeing the last launch's first",
+        relaunched && freed_first,
+        format("relaunches %s and %s; graph used %s and reserved %s after one relaunch, %s and %s "
+               "after two",
+               cudaGetErrorName(u.relaunch[0]), cudaGetErrorName(u.relaunch[1]),
                format_bytes(u.after_one.used).c_str(), format_bytes(u.after_one.reserved).c_str(),
                format_bytes(u.after_two.used).c_str(), format_bytes(u.after_two.reserved).c_str()),
-        "the flag was not honoured, or the allocation moved",
-        tutorial::Entry{"Runtime API reference: cudaGraphLaunch",
-                        "cudaGraphInstantiateFlagAutoFreeOnLaunch", "will"}));
+        "the flag was not honoured",
+        tutorial::Entry{"Runtime API reference: cudaGraphInstantiate",
+                        "cudaGraphInstantiateFlagAutoFreeOnLaunch unfreed relaunched",
+                        "configures"}));
+    // The address the capture returned serves every instantiation and launch: after the second
+    // instantiation's relaunches, consume reads the last launch's values there.
+    ctx.claim(tutorial::documented(
+        "relaunch_same_address",
+        "...at the same address: after two instantiations and the relaunches, the allocation "
+        "holds the last launch's values at the address the capture returned",
+        relaunched && u.wrong_relaunched == 0,
+        format("%zu wrong at the address", u.wrong_relaunched),
+        "the allocation moved, or a relaunch failed",
+        tutorial::Entry{"Runtime API reference: cudaGraphAddMemAllocNode", "address fixed",
+                        "remains"}));
 }
 
 // The child's lines: each misuse the reference forbids, with the error it names where it names one.
