@@ -84,8 +84,8 @@ Result check(Context& ctx) {
         closed ? "closed" : "not closed (or never opened)",
         "the mapping stays until the process ends. First step: cudaIpcCloseMemHandle on the "
         "worker's pointer once its kernel is done",
-        tutorial::Entry{"Runtime API reference: cudaIpcOpenMemHandle",
-                        "cudaIpcOpenMemHandle cudaIpcCloseMemHandle", "must"}));
+        tutorial::Entry{"Runtime API reference: cudaIpcCloseMemHandle", "count reaches",
+                        "unmaps"}));
     return ctx.verdict(wrong == 0 && closed && result.succeeded(),
                        std::to_string(count - wrong) + " of " + std::to_string(count) +
                            " values doubled by another process in place");
