@@ -89,14 +89,20 @@ tutorial::Result run_pool_access(tutorial::Context& ctx) {
     tutorial::print_child_output(child);
     std::printf("   The child %s.\n\n", child.describe().c_str());
 
-    const bool as_created = f.owner_before == cudaMemAccessFlagsProtReadWrite &&
-                            f.user_before == cudaMemAccessFlagsProtNone;
+    // cudaMemPoolCreate: "the pool's memory will be accessible from the device it is allocated
+    // on". That the peer has no access (ProtNone) it does not say: observed.
+    const bool own_access = f.owner_before == cudaMemAccessFlagsProtReadWrite;
+    const bool peer_closed = f.user_before == cudaMemAccessFlagsProtNone;
     ctx.claim(tutorial::documented(
-        "new_pool_own_gpu", "a new pool is for its own GPU only", as_created,
-        format("cudaMemPoolGetAccess: GPU %d %s, GPU %d %s", owner, flags_name(f.owner_before),
-               user, flags_name(f.user_before)),
-        "this driver opens new pools to peers",
+        "new_pool_own_gpu", "a new pool's memory is accessible from its own GPU", own_access,
+        format("cudaMemPoolGetAccess: GPU %d %s", owner, flags_name(f.owner_before)),
+        "this driver does not open a new pool to its own GPU",
         tutorial::Entry{"Runtime API reference: cudaMemPoolCreate", "accessible", "will"}));
+    ctx.claim(tutorial::observed(
+        "new_pool_not_peer", "...and not from the peer", peer_closed,
+        format("cudaMemPoolGetAccess: GPU %d %s", user, flags_name(f.user_before)),
+        "the cudaMemPoolCreate entry says a pool's memory will be accessible from its own device "
+        "by default, and nothing of other devices"));
     const bool plain_read = child.output.find(" cudaMalloc block: 0 of") != std::string::npos;
     const bool pool_closed =
         child.output.find(format("default pool) for GPU %d: ProtNone", user)) != std::string::npos;
@@ -124,8 +130,8 @@ tutorial::Result run_pool_access(tutorial::Context& ctx) {
         format("%zu and %zu values wrong in the peer's reads, %zu in what it wrote",
                f.earlier_wrong, f.later_wrong, f.written_wrong),
         "the grant did not cover one of the blocks", pools_for_peers));
-    return ctx.verdict(as_created && plain_read && pool_closed && granted,
-                       "the pool was its GPU's alone until cudaMemPoolSetAccess granted the "
+    return ctx.verdict(own_access && plain_read && pool_closed && granted,
+                       "the new pool was open to its own GPU, cudaMemPoolSetAccess granted the "
                        "peer, and peer access did not open pool memory");
 }
 
