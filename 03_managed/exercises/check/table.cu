@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 // Written by the learner (exercises/table.cu).
 int** make_table(int rows, int columns);
@@ -71,11 +72,19 @@ Result check(Context& ctx) {
         tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
     CUDA_CHECK(cudaFree(sum));
 
+    // The rows' addresses, read before free_table frees the array that holds them.
+    std::vector<const int*> row_pointers(table, table + rows);
     free_table(table, rows);
-    const bool freed = !is_managed(table);
+    int left = is_managed(table) ? 1 : 0;
+    for (const int* row : row_pointers) left += is_managed(row) ? 1 : 0;
+    const bool freed = left == 0;
     ctx.claim(
-        tutorial::documented("table_freed", "free_table gives the table back", freed,
-                             freed ? "CUDA no longer knows it" : "still allocated",
+        tutorial::documented("table_freed",
+                             "free_table gives the table back: the row pointers and every row",
+                             freed,
+                             freed ? "CUDA no longer knows any of them"
+                                   : std::to_string(left) + " of " + std::to_string(rows + 1) +
+                                         " allocations still managed",
                              "an allocation is left. First step: cudaFree each row, then "
                              "the array of row pointers",
                              tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
