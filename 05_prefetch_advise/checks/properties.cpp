@@ -80,20 +80,21 @@ Prediction prefetch_accepted(const Found& f, int device) {
 }
 
 // pageableMemoryAccess: the cudaMemAdvise entry takes malloc memory with a GPU as its preferred
-// location only where that GPU's cudaDevAttrPageableMemoryAccess is non-zero, and says that
-// specifying an invalid system-allocated range "results in an error being returned". With 1 the
-// walkthrough advised malloc memory; with 0 a child tries it (so that a refusal is not reported
-// against this process by compute-sanitizer) and must be refused (exit code 10).
+// location only where that GPU's cudaDevAttrPageableMemoryAccess is non-zero (a rule for the
+// caller, which promises no cudaSuccess where it is 1), and its error sentence speaks of an
+// invalid system-allocated range, not of a device without the attribute: both values are
+// observed. With 1 the walkthrough advised malloc memory; with 0 a child tries it (so that a
+// refusal is not reported against this process by compute-sanitizer), refused with exit code 10.
 Prediction advice_on_malloc(const Found& f, int device) {
-    const tutorial::Entry entry{"Runtime API reference: cudaMemAdvise",
-                                "cudaDevAttrPageableMemoryAccess cudaMemLocationTypeDevice",
-                                "must"};
     if (f.pageable_memory_access == 1) {
         return {"pageableMemoryAccess", 1, "cudaMemAdvise accepts malloc memory",
                 f.advise_malloc == cudaSuccess,
                 std::string("cudaMemAdvise(malloc memory) returned ") +
                     cudaGetErrorName(f.advise_malloc),
-                tutorial::Evidence::documented, "", entry};
+                tutorial::Evidence::observed,
+                "the cudaMemAdvise entry says the device must have a non-zero "
+                "cudaDevAttrPageableMemoryAccess for system-allocated memory: a rule for the "
+                "caller, which promises nothing where the value is 1"};
     }
     const tutorial::ChildResult child =
         tutorial::run_child("advise_malloc", {std::to_string(device)});
@@ -103,7 +104,9 @@ Prediction advice_on_malloc(const Found& f, int device) {
                                  : child.output.substr(at, child.output.find('\n', at) - at);
     return {"pageableMemoryAccess", f.pageable_memory_access,
             "cudaMemAdvise refuses malloc memory", child.exited && child.exit_code == 10, seen,
-            tutorial::Evidence::documented, "", entry};
+            tutorial::Evidence::observed,
+            "the cudaMemAdvise entry returns an error for an invalid system-allocated range; it "
+            "names none for a device whose cudaDevAttrPageableMemoryAccess is 0"};
 }
 
 // directManagedMemAccessFromHost, with the hint that asks for direct access (the Programming
