@@ -96,8 +96,7 @@ tutorial::Result run_stream_ordered(tutorial::Context& ctx) {
         "another stream sees the block's new contents once an event orders it after the write",
         f.wrong == 0, format("with the event %zu of %zu values not the new ones", f.wrong, f.count),
         "the event did not order the copy",
-        tutorial::Entry{"Runtime API reference: cudaStreamWaitEvent", "stream event captured",
-                        "makes"}));
+        tutorial::Entry{"Runtime API reference: cudaStreamWaitEvent", "event captured", "makes"}));
     // What the unordered copy sees depends on which stream wins (the writer is held back 50 ms),
     // so like a timing claim it is not judged under compute-sanitizer, which may serialize them.
     ctx.claim(tutorial::observed("no_event_stale",
