@@ -92,8 +92,9 @@ Prediction host_register(int value, const Tried& registered) {
                 registered.came_true,
                 registered.seen,
                 tutorial::Evidence::observed,
-                "the cudaHostRegister entry supports it only where cudaDevAttrHostRegisterSupported "
-                "is non-zero: a condition, which promises nothing where the value is 1"};
+                "the cudaHostRegister entry supports it only where "
+                "cudaDevAttrHostRegisterSupported is non-zero: a condition, which promises nothing "
+                "where the value is 1"};
     }
     return {"hostRegisterSupported",
             value,
