@@ -66,8 +66,9 @@ enum class Evidence {
 // the source documents use, "N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"), or a POSIX
 // or Linux man page. `terms`: the identifiers of that entry's text that carry the promise (the
 // error code, the parameter, flag or attribute the condition names), separated by spaces.
-// `modal`: the entry's own word for it, "must", "will", "returns", or the source document's
-// ("必须" must, "将" will).
+// `modal`: the entry's own word for it, "must", "will", "returns", a verb the API reference states
+// a call's behaviour in ("blocks", "makes", "unmaps"; an error code's "indicates"), or the source
+// document's ("必须" must, "将" will).
 struct Entry {
     std::string where;
     std::string terms;
