@@ -18,7 +18,8 @@ constexpr int owner = 1;   // the GPU the data is prefetched to
 // Step 1. The CPU writes the data and it is prefetched to GPU `owner`. AccessedBy(reader) asks
 // that GPU `reader` keep a mapping of it wherever it lives, where one can be made (here through
 // peer access): its kernels then read it over the link instead of faulting it over, and the data
-// stays on the owner (the cudaMemAdvise entry: the advice itself moves nothing).
+// stays on the owner (the cudaMemAdvise entry: the advice itself moves nothing), unless the GPU's
+// access counters move hot pages (the Programming Guide, N.1.8).
 std::uint32_t* data_on_owner(std::size_t count, bool advise) {
     const std::size_t bytes = count * sizeof(std::uint32_t);
     std::uint32_t* data = nullptr;

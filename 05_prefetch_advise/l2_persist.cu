@@ -1,4 +1,4 @@
-// Section l2_persist: can a table every thread re-reads stay in L2 while a big buffer streams past?
+// Section l2_persist: can a table every thread looks up stay in L2 while a big buffer streams past?
 // Persisting L2, and an access policy window on a stream, then on a graph's kernel node. Alone:
 //   nvcc -std=c++17 -I. 05_prefetch_advise/l2_persist.cu common/standalone.cu -o l2_persist
 #include "common/check.hpp"
@@ -35,23 +35,37 @@ void set_aside_persisting_l2(std::size_t bytes) {
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes));
 }
 
-// The work: each thread reads the large buffer once, and for its float4 i of it the hot
-// table's float4 (i / 2) % hot_n. The table is swept again and again; between two reads of one
-// of its float4s, twice the table streams past and the rest of the table is read: more than the
-// L2 holds, unless the table's lines persist.
-__global__ void stream_past_hot(const float4* __restrict__ stream, std::size_t stream_n,
-                                const float4* __restrict__ hot, std::size_t hot_n, float* sums) {
+// The work: an input streams past once while every thread looks up a table. Each thread reads
+// eight float4s of the stream (coalesced) and then one 4-byte word of the hot table at a place
+// that looks random, as a hash table or an embedding lookup would. With `with_stream` false it
+// makes the same lookups and reads no stream. A 32-byte piece of the table is looked up again
+// only after about table_bytes / 32 other lookups, while 8 x 16 bytes of stream pass with each:
+// four times the table streams past between two lookups of one piece, more than the L2 holds.
+constexpr int stream_reads_per_lookup = 8;
+
+__host__ __device__ inline std::uint32_t scatter(std::uint32_t i) {  // a cheap integer hash
+    i *= 2654435761u;
+    i ^= i >> 15;
+    i *= 2246822519u;
+    i ^= i >> 13;
+    return i;
+}
+
+__global__ void stream_past_hot(const float4* __restrict__ stream, std::size_t lookups,
+                                bool with_stream, const float* __restrict__ hot,
+                                std::uint32_t hot_words, float* sums) {
     const std::size_t first = blockIdx.x * blockDim.x + threadIdx.x;
-    const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;  // even: 256s
-    std::size_t h = (first / 2) % hot_n;  // (i / 2) % hot_n, kept without a division per float4
-    const std::size_t h_step = (step / 2) % hot_n;
+    const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
     float sum = 0.0f;
-    for (std::size_t i = first; i < stream_n; i += step) {
-        const float4 s = stream[i];
-        const float4 t = hot[h];
-        sum += s.x + s.y + s.z + s.w + t.x + t.y + t.z + t.w;
-        h += h_step;
-        if (h >= hot_n) h -= hot_n;
+    for (std::size_t i = first; i < lookups; i += step) {
+        if (with_stream) {
+#pragma unroll
+            for (int j = 0; j < stream_reads_per_lookup; ++j) {
+                const float4 s = stream[i + j * lookups];
+                sum += s.x + s.y + s.z + s.w;
+            }
+        }
+        sum += hot[scatter(static_cast<std::uint32_t>(i)) % hot_words];
     }
     sums[first] = sum;  // one value per thread, so that no read is optimised away
 }
@@ -66,18 +80,25 @@ std::size_t hot_table_bytes(const L2Sizes& s) {
 }
 
 std::size_t stream_bytes_for(std::size_t hot_bytes) {
-    const std::size_t unit = 64 << 10;
+    const std::size_t unit = 64 << 10;  // a multiple of the 8 float4s read per lookup
     const std::size_t wanted = std::min(16 * hot_bytes, (std::size_t{600} << 20) - hot_bytes);
     return tutorial::fit_in_free_memory(wanted / unit * unit, 0.5, unit);
 }
 
-// Known values: each lane of float4 i holds i % modulus (3 for the stream, 7 for the table),
-// small whole numbers, so that every thread's float sum is exact.
-__global__ void fill_known(float4* data, std::size_t n, unsigned modulus) {
+// Known values: each lane of stream float4 i holds i % 3, table word w holds w % 7: small
+// whole numbers, so that every thread's float sum is exact.
+__global__ void fill_known(float4* data, std::size_t n) {
     for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        const float v = static_cast<float>(i % modulus);
+        const float v = static_cast<float>(i % 3);
         data[i] = make_float4(v, v, v, v);
+    }
+}
+
+__global__ void fill_known(float* data, std::size_t n) {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        data[i] = static_cast<float>(i % 7);
     }
 }
 
@@ -85,40 +106,43 @@ constexpr int threads_per_block = 256;
 
 struct Tables {
     float4* stream = nullptr;  // read once per kernel
-    std::size_t stream_n = 0;  // float4s
-    float4* hot = nullptr;     // read all through the kernel
-    std::size_t hot_n = 0;
+    std::size_t lookups = 0;   // per kernel: the stream's float4s / 8
+    float* hot = nullptr;      // looked up all through the kernel
+    std::uint32_t hot_words = 0;
     float* sums = nullptr;  // one per thread
     int blocks = 0;
 };
 
 Tables allocate_tables(int device, std::size_t hot_bytes, std::size_t stream_bytes) {
     Tables t;
-    t.hot_n = hot_bytes / sizeof(float4);
-    t.stream_n = stream_bytes / sizeof(float4);
+    t.hot_words = static_cast<std::uint32_t>(hot_bytes / sizeof(float));
+    t.lookups = stream_bytes / sizeof(float4) / stream_reads_per_lookup;
     int sms = 0;
     int threads_per_sm = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(
         cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
     t.blocks = sms * (threads_per_sm / threads_per_block);
-    CUDA_CHECK(cudaMalloc(&t.hot, t.hot_n * sizeof(float4)));
-    CUDA_CHECK(cudaMalloc(&t.stream, t.stream_n * sizeof(float4)));
+    CUDA_CHECK(cudaMalloc(&t.hot, hot_bytes));
+    CUDA_CHECK(cudaMalloc(&t.stream, stream_bytes));
     CUDA_CHECK(cudaMalloc(&t.sums, sizeof(float) * t.blocks * threads_per_block));
-    fill_known<<<1024, 256>>>(t.stream, t.stream_n, 3);
+    fill_known<<<1024, 256>>>(t.stream, stream_bytes / sizeof(float4));
     CUDA_CHECK_LAUNCH();
-    fill_known<<<1024, 256>>>(t.hot, t.hot_n, 7);
+    fill_known<<<1024, 256>>>(t.hot, t.hot_words);
     CUDA_CHECK_LAUNCH_SYNC();
     return t;
 }
 
-// What the kernel's sums add up to, from the known values alone.
-std::uint64_t expected_sum(const Tables& t) {
+// What the kernel's sums add up to, from the known values alone: the stream's float4s n hold
+// 4 x (n % 3), the word of lookup i holds (scatter(i) % words) % 7.
+std::uint64_t expected_sum(const Tables& t, bool with_stream, std::uint32_t words) {
     std::uint64_t sum = 0;
-    std::size_t h = 0;  // (i / 2) % hot_n
-    for (std::size_t i = 0; i < t.stream_n; ++i) {
-        sum += 4 * (i % 3) + 4 * (h % 7);
-        if (i % 2 == 1 && ++h == t.hot_n) h = 0;
+    if (with_stream) {
+        const std::uint64_t n = static_cast<std::uint64_t>(t.lookups) * stream_reads_per_lookup;
+        sum += 4 * (3 * (n / 3) + (n % 3 == 2 ? 1 : 0));  // 0 + 1 + 2 per three float4s
+    }
+    for (std::size_t i = 0; i < t.lookups; ++i) {
+        sum += (scatter(static_cast<std::uint32_t>(i)) % words) % 7;
     }
     return sum;
 }
@@ -134,9 +158,12 @@ std::uint64_t added_up(const Tables& t, cudaStream_t stream) {
     return total;
 }
 
-void launch_reads(const Tables& t, cudaStream_t stream) {
-    stream_past_hot<<<t.blocks, threads_per_block, 0, stream>>>(t.stream, t.stream_n, t.hot,
-                                                                t.hot_n, t.sums);
+// The lookups, with the stream (every way below but one) or without it (the table alone); `words`
+// is the table's size, or 1 for "every lookup the same word" (the stream alone, in effect).
+void launch_reads(const Tables& t, cudaStream_t stream, bool with_stream = true,
+                  std::uint32_t words = 0) {
+    stream_past_hot<<<t.blocks, threads_per_block, 0, stream>>>(
+        t.stream, t.lookups, with_stream, t.hot, words == 0 ? t.hot_words : words, t.sums);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -221,17 +248,37 @@ void free_tables(Tables& t) {
     t = Tables{};
 }
 
+// The ways the walkthrough runs the work, each a step of its own (the checks time them by these
+// names): two controls without a window, then the lookups with the stream, four ways.
+enum Way : int {
+    table_alone,        // the lookups and no stream: the table fits in L2 and stays there
+    stream_alone,       // the stream, every lookup the same word: what the stream costs
+    no_window,          // the work, no window: the stream pushes the table out of L2
+    stream_window,      // the work, the stream's window on the table
+    graph_as_captured,  // a graph captured with no window, launched in the stream with one
+    graph_node_window,  // the same graph, the window on its kernel node
+    ways
+};
+const char* const way_step[ways] = {
+    "the table alone (no stream)",
+    "the stream alone (every lookup one word)",
+    "kernel, no window",
+    "kernel, the stream's window",
+    "graph captured with no window, in the stream with one",
+    "the same graph, the window on its kernel node",
+};
+
 // One way to run the work: `launches` kernels (or launches of `exec`, where given), from an L2
 // with no persisting lines left by the way before. Returns what the last one's sums add up to.
-std::uint64_t run_way(const char* name, const Tables& t, cudaStream_t s, cudaGraphExec_t exec,
+std::uint64_t run_way(Way way, const Tables& t, cudaStream_t s, cudaGraphExec_t exec,
                       int launches) {
     CUDA_CHECK(cudaCtxResetPersistingL2Cache());
-    tutorial::step(name, s);
+    tutorial::step(way_step[way], s);
     for (int i = 0; i < launches; ++i) {
         if (exec != nullptr) {
             launch_graph(exec, s);
         } else {
-            launch_reads(t, s);
+            launch_reads(t, s, way != table_alone, way == stream_alone ? 1 : 0);
         }
     }
     tutorial::step_end();
@@ -239,15 +286,16 @@ std::uint64_t run_way(const char* name, const Tables& t, cudaStream_t s, cudaGra
 }
 
 // What the walkthrough found: the sizes, what the device reads back of the set-aside part, the
-// stream's window and the captured node's, what each way's sums added up to, and the fill's total.
+// stream's window and the captured node's, what each way's sums added up to and what the known
+// values say they should.
 struct Found {
     L2Sizes sizes;
-    std::size_t set_aside = 0, limit = 0, hot_bytes = 0, stream_bytes = 0;
+    std::size_t set_aside = 0, limit = 0, hot_bytes = 0, stream_bytes = 0, lookups = 0;
     const void* table = nullptr;
     cudaAccessPolicyWindow stream_window{};  // cudaStreamGetAttribute, after the window is set
     cudaError_t captured_status = cudaSuccess;
     cudaAccessPolicyWindow captured_window{};  // the node captured with no window
-    std::uint64_t sums[4] = {}, expected = 0;
+    std::uint64_t sums[ways] = {}, expected[ways] = {};
 };
 
 Found walkthrough(int device, int launches) {
@@ -262,7 +310,10 @@ Found walkthrough(int device, int launches) {
     f.stream_bytes = stream_bytes_for(f.hot_bytes);
     Tables t = allocate_tables(device, f.hot_bytes, f.stream_bytes);
     f.table = t.hot;
-    f.expected = expected_sum(t);
+    f.lookups = t.lookups;
+    for (int way = 0; way < ways; ++way) {
+        f.expected[way] = expected_sum(t, way != table_alone, way == stream_alone ? 1 : t.hot_words);
+    }
     cudaStream_t s = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     // 3. Two graphs of the same launch, captured while the stream has no window; the second's
@@ -275,19 +326,21 @@ Found walkthrough(int device, int launches) {
     f.captured_window = captured.accessPolicyWindow;
     set_node_window(kernel_node(graphs[1]), t.hot, f.hot_bytes);
     cudaGraphExec_t execs[2] = {instantiate(graphs[0]), instantiate(graphs[1])};
-    // 4. No window: the table is read from memory sweep after sweep.
-    f.sums[0] = run_way("kernel, no window", t, s, nullptr, launches);
+    // 4. No window: the two controls, then the work. The table alone stays in L2; with the
+    //    stream, the table is pushed out and its lookups go to memory.
+    f.sums[table_alone] = run_way(table_alone, t, s, nullptr, launches);
+    f.sums[stream_alone] = run_way(stream_alone, t, s, nullptr, launches);
+    f.sums[no_window] = run_way(no_window, t, s, nullptr, launches);
     // 5. The stream's window on the table, read back.
     set_stream_window(s, t.hot, f.hot_bytes);
     cudaStreamAttrValue window{};
     CUDA_CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &window));
     f.stream_window = window.accessPolicyWindow;
-    f.sums[1] = run_way("kernel, the stream's window", t, s, nullptr, launches);
+    f.sums[stream_window] = run_way(stream_window, t, s, nullptr, launches);
     // 6. The graphs in that stream: the one captured with no window has none; the other has its
     //    node's.
-    f.sums[2] = run_way("graph captured with no window, in the stream with one", t, s, execs[0],
-                        launches);
-    f.sums[3] = run_way("the same graph, the window on its kernel node", t, s, execs[1], launches);
+    f.sums[graph_as_captured] = run_way(graph_as_captured, t, s, execs[0], launches);
+    f.sums[graph_node_window] = run_way(graph_node_window, t, s, execs[1], launches);
     // 7. Done: the window off, the lines back to normal, the L2 given back.
     give_back_l2(s);
     for (int g = 0; g < 2; ++g) {
@@ -311,11 +364,10 @@ int main() {
     }
     const Found f = walkthrough(0, 3);
     int right = 0;
-    for (std::uint64_t sum : f.sums) right += sum == f.expected;
+    for (int way = 0; way < ways; ++way) right += f.sums[way] == f.expected[way];
     std::printf("persisting L2 asked %zu, granted %zu bytes; hot table %zu, stream %zu bytes\n",
                 f.set_aside, f.limit, f.hot_bytes, f.stream_bytes);
-    std::printf("%d of 4 ways added up to %llu, the fill's total\n", right,
-                static_cast<unsigned long long>(f.expected));
-    return right == 4 ? 0 : 1;
+    std::printf("%d of %d ways added up to what the known values give\n", right, int{ways});
+    return right == ways ? 0 : 1;
 }
 #endif

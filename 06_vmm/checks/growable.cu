@@ -192,11 +192,13 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
               small);
     // Bytes in use, read from cudaMemGetInfo: the whole device's count, so measured (another
     // process may allocate meanwhile), and not judged under compute-sanitizer, which takes device
-    // memory of its own.
+    // memory of its own. Holding old and new buffer gives 1.5 times the new size; holding only
+    // the new one, 1.0: the threshold sits halfway, so that neither a little memory freed by
+    // another process nor the driver's own books can pass one for the other.
     ctx.claim(tutorial::at_least("copy_peak",
                                  "doubling by copying holds old and new buffer at once (peak in "
                                  "use / new size)",
-                                 copy_peak, 1.4, "x",
+                                 copy_peak, 1.25, "x",
                                  "the old buffer was freed before the new one was counted, or "
                                  "another process freed memory meanwhile")
                   .again([&] {
