@@ -20,18 +20,23 @@ struct Found {
     bool child_ready = false;        // the child said where its pattern is...
     void* address = nullptr;         // ...at this address, in the child
     CUprocessState states[5] = {};   // before the lock; after lock, checkpoint, restore, unlock
+    // What the lock and the checkpoint returned: a system that does not checkpoint refuses one.
+    CUresult locked = CUDA_SUCCESS, checkpointed = CUDA_SUCCESS;
     std::size_t free_locked = 0;     // cudaMemGetInfo: locked, the child's memory on the GPU
     std::size_t free_checkpointed = 0;
     std::size_t free_restored = 0;
-    bool child_read = false;         // the child read its buffer again after the unlock...
-    void* address_after = nullptr;   // ...through this pointer
-    std::size_t wrong = 0;           // ...and found this many values wrong
+    bool child_read = false;         // the child answered after the unlock: its pointer...
+    void* address_after = nullptr;   // ...this one, the address it had all along...
+    int still_device = 0;            // ...named device memory (1), so it read its buffer there,
+    std::size_t wrong = 0;           // ...and found this many values wrong (0 when not read)
 };
 
 // The child's side. It puts a pattern in device memory, says where on its standard output, then
 // waits for a line on its standard input; meanwhile the parent checkpoints and restores it. It
-// makes no CUDA call while it waits (a locked process's next call would block). Then it reads its
-// buffer again through the same pointer and counts the values that are not the pattern.
+// makes no CUDA call while it waits (a locked process's next call would block). Then it asks
+// what its pointer is now: where it is still device memory, the buffer came back at the address
+// it had, and the child reads it through that pointer and counts the values that are not the
+// pattern. (Elsewhere a kernel reading through it would fault.)
 int hold_pattern(int device, std::size_t bytes) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
     CUDA_CHECK(cudaSetDevice(device));
@@ -41,9 +46,13 @@ int hold_pattern(int device, std::size_t bytes) {
     std::cout << "holds " << bytes << " bytes at " << static_cast<void*>(data) << std::endl;
     std::string line;
     std::getline(std::cin, line);  // "check": the parent has restored and unlocked this process
-    const std::size_t wrong = mismatches_on_device(data, count, seed);
-    std::cout << "read " << static_cast<void*>(data) << ": " << wrong << " wrong" << std::endl;
-    CUDA_CHECK(cudaFree(data));
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, data));
+    const bool there = attributes.type == cudaMemoryTypeDevice;
+    const std::size_t wrong = there ? mismatches_on_device(data, count, seed) : 0;
+    std::cout << "read " << static_cast<void*>(data) << ", device memory " << there << ": "
+              << wrong << " wrong" << std::endl;
+    if (there) CUDA_CHECK(cudaFree(data));
     return wrong == 0 ? 0 : 1;
 }
 
@@ -69,21 +78,29 @@ Found walkthrough(Child& child) {
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[0]));
 
     // 2. Lock: from now on the child's CUDA calls block. If the lock cannot be had within the
-    //    timeout, the child is left running.
+    //    timeout, the child is left running. A driver or system that does not checkpoint this
+    //    process refuses the lock or the checkpoint (CUDA_ERROR_NOT_SUPPORTED is among the answers
+    //    each entry lists): the walkthrough then returns what the call answered.
     CUcheckpointLockArgs lock_args{};  // the reserved fields must be zero
     lock_args.timeoutMs = 10000;
     tutorial::step("cuCheckpointProcessLock");
-    CU_CHECK(cuCheckpointProcessLock(pid, &lock_args));
+    found.locked = cuCheckpointProcessLock(pid, &lock_args);
     tutorial::step_end();
+    if (found.locked != CUDA_SUCCESS) return found;  // the child is left running
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[1]));
     CUDA_CHECK(cudaMemGetInfo(&found.free_locked, &total));
 
     // 3. Checkpoint: the contents of the child's device memory are copied into host memory, and
     //    its allocations and device handles are released: the GPU memory is free for others.
     CUcheckpointCheckpointArgs checkpoint_args{};
+    CUcheckpointUnlockArgs unlock_args{};
     tutorial::step("cuCheckpointProcessCheckpoint");
-    CU_CHECK(cuCheckpointProcessCheckpoint(pid, &checkpoint_args));
+    found.checkpointed = cuCheckpointProcessCheckpoint(pid, &checkpoint_args);
     tutorial::step_end();
+    if (found.checkpointed != CUDA_SUCCESS) {  // refused: unlock the child, still on the GPU
+        CU_CHECK(cuCheckpointProcessUnlock(pid, &unlock_args));
+        return found;
+    }
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[2]));
     CUDA_CHECK(cudaMemGetInfo(&found.free_checkpointed, &total));
 
@@ -97,17 +114,16 @@ Found walkthrough(Child& child) {
     CUDA_CHECK(cudaMemGetInfo(&found.free_restored, &total));
 
     // 5. Unlock: the child's CUDA calls run again.
-    CUcheckpointUnlockArgs unlock_args{};
     tutorial::step("cuCheckpointProcessUnlock");
     CU_CHECK(cuCheckpointProcessUnlock(pid, &unlock_args));
     tutorial::step_end();
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[4]));
 
-    // 6. The child reads its buffer through the pointer it kept all along.
+    // 6. The child asks what the pointer it kept all along is now, and reads its buffer there.
     child.send("check\n");
-    found.child_read =
-        child.read_line(line, 60.0) &&
-        std::sscanf(line.c_str(), "read %p: %zu wrong", &found.address_after, &found.wrong) == 2;
+    found.child_read = child.read_line(line, 60.0) &&
+                       std::sscanf(line.c_str(), "read %p, device memory %d: %zu wrong",
+                                   &found.address_after, &found.still_device, &found.wrong) == 3;
     return found;
 }
 
@@ -164,12 +180,20 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "the child never said where its pattern is\n");
         return 1;
     }
+    if (f.locked != CUDA_SUCCESS || f.checkpointed != CUDA_SUCCESS) {
+        const bool at_lock = f.locked != CUDA_SUCCESS;
+        std::printf("not checkpointed here: %s returned %s\n",
+                    at_lock ? "cuCheckpointProcessLock" : "cuCheckpointProcessCheckpoint",
+                    tutorial::driver_error_name(at_lock ? f.locked : f.checkpointed));
+        return 0;
+    }
     std::printf("the child's state: %d, then %d %d %d %d (0 running, 1 locked, 2 checkpointed)\n",
                 f.states[0], f.states[1], f.states[2], f.states[3], f.states[4]);
     std::printf("free device memory: %zu MiB locked, %zu MiB checkpointed, %zu MiB restored\n",
                 f.free_locked >> 20, f.free_checkpointed >> 20, f.free_restored >> 20);
-    std::printf("the child read its 64 MiB at %p again (before: %p): %zu values wrong\n",
-                f.address_after, f.address, f.wrong);
-    return f.child_read && f.wrong == 0 ? 0 : 1;
+    std::printf("the child's pointer %p (before: %p) is %s: %zu values wrong\n",
+                f.address_after, f.address,
+                f.still_device ? "device memory still" : "no longer device memory", f.wrong);
+    return f.child_read && f.still_device && f.wrong == 0 ? 0 : 1;
 }
 #endif

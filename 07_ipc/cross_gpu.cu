@@ -10,9 +10,10 @@
 #include <vector>
 namespace {
 
-// A legacy handle opens on another GPU as on the same one; imported VMM memory needs a grant for
-// the worker's GPU. Each worker reads the master's memory in place and copies it; the same two
-// GPUs inside one process, with peer access, give the rates to compare with.
+// A legacy handle is opened on another GPU as on the same one, peer access enabled on the way;
+// imported VMM memory needs a grant for the worker's GPU. Each worker reads the master's memory
+// in place and copies it; the same two GPUs inside one process, with peer access, give the rates
+// to compare with.
 
 // Workers: this program started again, a Unix socket as stdin and stdout; descriptors cross it
 // by SCM_RIGHTS, as in section vmm_fd (common/process.hpp).
@@ -63,11 +64,14 @@ void free_shared(const Shared& s) {
 }
 
 // Step 2. A worker on another GPU opens the legacy handle as on the same GPU: with
-// cudaIpcMemLazyEnablePeerAccess, peer access to the master's GPU is enabled as needed.
-void* open_from_other_gpu(const cudaIpcMemHandle_t& handle) {
-    void* data = nullptr;
-    CUDA_CHECK(cudaIpcOpenMemHandle(&data, handle, cudaIpcMemLazyEnablePeerAccess));
-    return data;
+// cudaIpcMemLazyEnablePeerAccess, the open attempts to enable peer access to the master's GPU.
+// The entry promises the attempt, not that it succeeds, so the worker keeps the answer and goes
+// on with the descriptor if the open is refused.
+cudaError_t open_from_other_gpu(const cudaIpcMemHandle_t& handle, void** data) {
+    *data = nullptr;
+    const cudaError_t status = cudaIpcOpenMemHandle(data, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (status != cudaSuccess) (void)cudaGetLastError();  // the refusal, cleared
+    return status;
 }
 
 // Step 3. Imported VMM memory needs an explicit grant: the memory is on the master's GPU, and the
@@ -124,6 +128,7 @@ struct Request {
 };
 
 struct Answer {
+    cudaError_t ipc_opened;  // what cudaIpcOpenMemHandle returned; `ipc` only where cudaSuccess
     Use ipc, vmm;
 };
 
@@ -134,9 +139,12 @@ int cross_gpu_worker(int device) {
     const int fd = receive_descriptor(STDIN_FILENO);
     if (fd < 0) return 4;
     Answer answer{};
-    void* opened = open_from_other_gpu(request.handle);
-    answer.ipc = use(static_cast<const std::uint32_t*>(opened), request.bytes / 4, ipc_seed);
-    CUDA_CHECK(cudaIpcCloseMemHandle(opened));
+    void* opened = nullptr;
+    answer.ipc_opened = open_from_other_gpu(request.handle, &opened);
+    if (answer.ipc_opened == cudaSuccess) {
+        answer.ipc = use(static_cast<const std::uint32_t*>(opened), request.bytes / 4, ipc_seed);
+        CUDA_CHECK(cudaIpcCloseMemHandle(opened));
+    }
     const CUdeviceptr address = import_for_this_gpu(fd, request.bytes, device);
     answer.vmm = use(reinterpret_cast<const std::uint32_t*>(address), request.bytes / 4, vmm_seed);
     tutorial::vmm_unmap(address, request.bytes);
@@ -212,8 +220,12 @@ int main(int argc, char** argv) {
         const Answer& a = found.answers[i];
         std::printf("GPU %d, one process: read %.0f GB/s, copy %.0f GB/s\n", found.gpus[i],
                     found.in_process[i].read_gbps, found.in_process[i].copy_gbps);
-        std::printf("  its worker, legacy handle: read %.0f, copy %.0f GB/s, %zu wrong\n",
-                    a.ipc.read_gbps, a.ipc.copy_gbps, a.ipc.wrong);
+        if (a.ipc_opened != cudaSuccess) {
+            std::printf("  its worker, legacy handle: %s\n", cudaGetErrorName(a.ipc_opened));
+        } else {
+            std::printf("  its worker, legacy handle: read %.0f, copy %.0f GB/s, %zu wrong\n",
+                        a.ipc.read_gbps, a.ipc.copy_gbps, a.ipc.wrong);
+        }
         std::printf("  its worker, descriptor: read %.0f, copy %.0f GB/s, %zu wrong\n",
                     a.vmm.read_gbps, a.vmm.copy_gbps, a.vmm.wrong);
     }

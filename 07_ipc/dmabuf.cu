@@ -30,23 +30,25 @@ void* device_memory(std::size_t wanted, std::size_t* bytes) {  // cudaFree the a
     return allocation;
 }
 
-// Step 2. The range as a dma-buf: a new file descriptor of this process.
-int export_dmabuf(CUdeviceptr start, std::size_t bytes) {
+// Step 2. The range as a dma-buf: a new file descriptor of this process, in *fd. The entry
+// supports ranges of cuMemAlloc memory and names no runtime allocation, so for cudaMalloc's the
+// answer is this driver's: the result is returned, not stopped on.
+CUresult export_dmabuf(CUdeviceptr start, std::size_t bytes, int* fd) {
     const auto cuMemGetHandleForAddressRange = DRIVER_FUNCTION(cuMemGetHandleForAddressRange);
-    int fd = -1;
-    CU_CHECK(
-        cuMemGetHandleForAddressRange(&fd, start, bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
-    return fd;
+    *fd = -1;
+    return cuMemGetHandleForAddressRange(fd, start, bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 }
 
 // Step 2b. Memory from cuMemCreate qualifies too, once its whole range is mapped (chapter 06's
-// steps): a size that is a multiple of both the granularity and the host page, and a reservation
-// that asks for page alignment.
+// steps). cuMemMap wants the address and size to be multiples of the allocation granularity, the
+// export wants them multiples of the host page: the size and the reservation's alignment are
+// multiples of both.
 CUdeviceptr vmm_memory(int device, std::size_t wanted, std::size_t* bytes) {
     const CUmemAllocationProp prop = tutorial::vmm_properties(device);
-    *bytes = tutorial::round_up(wanted, std::lcm(tutorial::vmm_granularity(prop), host_page()));
+    const std::size_t both = std::lcm(tutorial::vmm_granularity(prop), host_page());
+    *bytes = tutorial::round_up(wanted, both);
     const CUmemGenericAllocationHandle memory = tutorial::vmm_create(prop, *bytes);
-    const CUdeviceptr address = tutorial::vmm_reserve(*bytes, host_page());
+    const CUdeviceptr address = tutorial::vmm_reserve(*bytes, both);
     tutorial::vmm_map(address, *bytes, memory);
     tutorial::vmm_set_access(address, *bytes, device);
     tutorial::vmm_release(memory);  // the mapping keeps it
@@ -57,7 +59,7 @@ CUdeviceptr vmm_memory(int device, std::size_t wanted, std::size_t* bytes) {
 // size is where lseek finds the end.
 struct Seen {
     std::string name;
-    long long size;
+    long long size = 0;
 };
 
 Seen look_at(int fd) {
@@ -68,9 +70,11 @@ Seen look_at(int fd) {
             static_cast<long long>(lseek(fd, 0, SEEK_END))};
 }
 
-// What the walkthrough found for each export: the range's size, the descriptor, what it is.
+// What the walkthrough found for each export: the range's size, what the export returned, the
+// descriptor and what it is.
 struct Export {
     std::size_t bytes = 0;
+    CUresult result = CUDA_SUCCESS;
     int fd = -1;
     Seen seen;
 };
@@ -83,16 +87,19 @@ Found walkthrough(int device, std::size_t wanted) {
     Found found;
     // 1. cudaMalloc memory, a page larger than the page-aligned range to export.
     void* allocation = device_memory(wanted, &found.malloced.bytes);
-    // 2. The range as a dma-buf, and what it is.
-    found.malloced.fd = export_dmabuf(first_page_boundary(allocation), found.malloced.bytes);
-    found.malloced.seen = look_at(found.malloced.fd);
+    // 2. The range as a dma-buf, where this driver makes one, and what it is.
+    found.malloced.result =
+        export_dmabuf(first_page_boundary(allocation), found.malloced.bytes, &found.malloced.fd);
     // 3. Give it to the importer, which keeps its own reference; then close ours. The memory is
     //    freed as always, once no importer uses it any more.
-    close(found.malloced.fd);
+    if (found.malloced.result == CUDA_SUCCESS) {
+        found.malloced.seen = look_at(found.malloced.fd);
+        close(found.malloced.fd);
+    }
     CUDA_CHECK(cudaFree(allocation));
-    // 4. The same for cuMemCreate memory (Step 2b), 2 MiB of it.
+    // 4. The same for cuMemCreate memory (Step 2b), 2 MiB of it: the entry supports this range.
     const CUdeviceptr vmm = vmm_memory(device, std::size_t{2} << 20, &found.vmm.bytes);
-    found.vmm.fd = export_dmabuf(vmm, found.vmm.bytes);
+    CU_CHECK(export_dmabuf(vmm, found.vmm.bytes, &found.vmm.fd));
     found.vmm.seen = look_at(found.vmm.fd);
     close(found.vmm.fd);
     tutorial::vmm_unmap(vmm, found.vmm.bytes);
@@ -107,6 +114,11 @@ Found walkthrough(int device, std::size_t wanted) {
 int main() {
     const Found found = walkthrough(0, std::size_t{2} << 20);
     for (const Export& e : {found.malloced, found.vmm}) {
+        if (e.result != CUDA_SUCCESS) {
+            std::printf("%zu bytes not exported: %s\n", e.bytes,
+                        tutorial::driver_error_name(e.result));
+            continue;
+        }
         std::printf("%zu bytes exported as descriptor %d: \"%s\", %lld bytes\n", e.bytes, e.fd,
                     e.seen.name.c_str(), e.seen.size);
     }

@@ -106,25 +106,35 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
     const Found f = walkthrough(ctx.device, ctx.quick() ? (2 << 20) : (64 << 20));
     const Export& m = f.malloced;
     const Export& v = f.vmm;
-    std::printf(
-        "cudaMalloc'd %s and a page, and exported the page-aligned %s inside: descriptor %d,\n"
-        "which /proc/self/fd calls \"%s\"; lseek(fd, 0, SEEK_END) says %lld bytes.\n"
-        "cuMemCreate'd and mapped %s exported: descriptor %d, \"%s\", %lld bytes.\n\n",
-        tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(m.bytes).c_str(), m.fd,
-        m.seen.name.c_str(), m.seen.size, tutorial::format_bytes(v.bytes).c_str(), v.fd,
-        v.seen.name.c_str(), v.seen.size);
+    if (m.result == CUDA_SUCCESS) {
+        std::printf(
+            "cudaMalloc'd %s and a page, and exported the page-aligned %s inside: descriptor %d,\n"
+            "which /proc/self/fd calls \"%s\"; lseek(fd, 0, SEEK_END) says %lld bytes.\n",
+            tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(m.bytes).c_str(), m.fd,
+            m.seen.name.c_str(), m.seen.size);
+    } else {
+        std::printf(
+            "cudaMalloc'd %s and a page; the export of the page-aligned %s inside\n"
+            "returned %s.\n",
+            tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(m.bytes).c_str(),
+            tutorial::driver_error_name(m.result));
+    }
+    std::printf("cuMemCreate'd and mapped %s exported: descriptor %d, \"%s\", %lld bytes.\n\n",
+                tutorial::format_bytes(v.bytes).c_str(), v.fd, v.seen.name.c_str(), v.seen.size);
     const int host_supported =
         tutorial::driver_attribute(ctx.device, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
     const std::vector<std::string> answers = try_bad_exports(ctx.device);
-    const int fd = m.fd;
-    const std::string what = m.seen.name;
+    const std::string what = m.result == CUDA_SUCCESS ? m.seen.name : "(none: not exported)";
     // Where CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 1 (checked above) the entry supports a range
     // of cuMemAlloc memory and a cuMemAddressReserve range that cuMemMap has mapped whole. It
-    // names no runtime allocation, so what this driver did with cudaMalloc's is observed.
+    // names no runtime allocation, so what this driver did with cudaMalloc's is observed: the
+    // lesson keeps its result rather than stopping on it.
     ctx.claim(tutorial::observed(
         "cudamalloc_exported",
-        "cuMemGetHandleForAddressRange gives a dma-buf descriptor for cudaMalloc memory", fd >= 0,
-        format("descriptor %d", fd),
+        "cuMemGetHandleForAddressRange gives a dma-buf descriptor for cudaMalloc memory",
+        m.result == CUDA_SUCCESS && m.fd >= 0,
+        m.result == CUDA_SUCCESS ? format("descriptor %d", m.fd)
+                                 : std::string(tutorial::driver_error_name(m.result)),
         "the cuMemGetHandleForAddressRange entry supports ranges from cuMemAlloc (and mapped "
         "cuMemAddressReserve ranges); no entry says cudaMalloc's memory is cuMemAlloc's"));
     ctx.claim(tutorial::documented(
@@ -150,9 +160,10 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
     // The verdict rests on the documented export; the cudaMalloc one is observed above.
     return ctx.verdict(
         v.fd >= 0,
-        format("dma-buf descriptors for %s of cudaMalloc memory and %s of "
-               "cuMemCreate memory",
-               tutorial::format_bytes(m.bytes).c_str(), tutorial::format_bytes(v.bytes).c_str()));
+        format("a dma-buf descriptor for %s of cuMemCreate memory (%s of cudaMalloc "
+               "memory: %s)",
+               tutorial::format_bytes(v.bytes).c_str(), tutorial::format_bytes(m.bytes).c_str(),
+               m.result == CUDA_SUCCESS ? "exported" : tutorial::driver_error_name(m.result)));
 }
 
 TUTORIAL_SECTION(dmabuf, run_dmabuf);

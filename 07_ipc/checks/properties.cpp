@@ -12,15 +12,17 @@ using tutorial::Prediction;
 
 namespace {
 
-// The behaviour a value predicts. Where the value is 1 and `entry` names an entry whose own words
-// tie it to the call, the prediction is documented; otherwise (a value of 0, or an entry that
-// only describes the property) it is what this driver did: the attribute entries say what is
-// supported and name no error for what is not. `open` says what the reference leaves open.
+// The behaviour a value predicts. Where the value is 1 and `at_one` is documented, `entry` names
+// the entry that states the behaviour for that value in its own words, and the prediction is
+// judged; otherwise (a value of 0, or an entry that only sets a condition) it is what this driver
+// did: the attribute entries say what is supported and name no error for what is not. `open`
+// says what the reference leaves open.
 Prediction predict(const char* property, int value, const char* works, bool worked,
-                   const std::string& seen, const tutorial::Entry& entry, const std::string& open) {
+                   const std::string& seen, tutorial::Evidence at_one, const tutorial::Entry& entry,
+                   const std::string& open) {
     Prediction p{property, value, value ? works : "the call is refused", worked == (value != 0),
                  seen};
-    if (value != 0 && !entry.where.empty()) {
+    if (value != 0 && at_one == tutorial::Evidence::documented) {
         p.evidence = tutorial::Evidence::documented;
         p.entry = entry;
     } else {
@@ -37,12 +39,17 @@ std::string returned(const char* call, cudaError_t status) {
     return std::string(call) + " returned " + cudaGetErrorName(status);
 }
 
-// The entry whose own words tie a property to a call: the cudaIpcGetMemHandle entry (and the
-// cudaIpcGetEventHandle entry, in the same words) names ipcEventSupported as the test for IPC.
-// The Guide's E.3.1 makes users query the POSIX descriptor attribute before exporting cuMemCreate
-// memory: a rule for the user (必須), which promises no export where the value is 1.
+// The entry whose own words tie a property's value 1 to a call: the cudaIpcGetMemHandle entry
+// (and the cudaIpcGetEventHandle entry, in the same words) names ipcEventSupported as the test for
+// IPC. The attribute entries of memoryPoolsSupported and of the POSIX descriptor handle type say,
+// in the present tense, what a device with the value 1 supports, naming the calls: a promise.
 const tutorial::Entry ipc_test{"Runtime API reference: cudaIpcGetMemHandle",
                                "cudaDeviceGetAttribute cudaDevAttrIpcEventSupport", "can"};
+const tutorial::Entry pools_supported{"Runtime API reference: cudaDevAttrMemoryPoolsSupported",
+                                      "cudaMallocAsync cudaMemPool", "supports"};
+const tutorial::Entry posix_fd_supported{
+    "Driver API reference: CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
+    "cuMemExportToShareableHandle cuMemCreate", "supports"};
 
 std::string vmm_seen(const Found& f) {
     if (!f.vmm) return "no VMM, so nothing to export";
@@ -60,28 +67,28 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
         predict("unifiedAddressing", f.unified_addressing,
                 "legacy IPC can make a handle for cudaMalloc memory",
                 f.memory_handle == cudaSuccess, returned("cudaIpcGetMemHandle", f.memory_handle),
-                {},
+                tutorial::Evidence::observed, {},
                 "the cudaIpcGetMemHandle entry restricts IPC to devices with unified addressing: a "
                 "condition, which promises nothing where the value is 1"),
         predict("ipcEventSupported", f.ipc_event_supported,
                 "legacy IPC works: a memory handle and an event handle", legacy,
                 returned("cudaIpcGetMemHandle", f.memory_handle) + ", " +
                     returned("cudaIpcGetEventHandle", f.event_handle),
-                ipc_test, "the cudaIpcGetMemHandle entry names this attribute as the test for IPC"),
+                tutorial::Evidence::documented, ipc_test,
+                "the cudaIpcGetMemHandle entry names this attribute as the test for IPC"),
         predict("memoryPoolsSupported", f.memory_pools_supported,
                 "cudaMallocAsync allocates from the device's pool",
                 f.pool_allocation == cudaSuccess, returned("cudaMallocAsync", f.pool_allocation),
-                {},
-                "the cudaDevAttrMemoryPoolsSupported entry says \"Device supports using the "
-                "cudaMallocAsync and cudaMemPool family of APIs\", in no word of a rule (must, "
-                "will, can)"),
+                tutorial::Evidence::documented, pools_supported,
+                "the cudaDevAttrMemoryPoolsSupported entry says a device with the value 1 "
+                "supports cudaMallocAsync and the cudaMemPool calls"),
         predict("handleTypePosixFileDescriptorSupported", f.posix_fd_supported,
                 "VMM memory can be exported as a file descriptor",
                 f.vmm && f.vmm_created == CUDA_SUCCESS && f.vmm_exported == CUDA_SUCCESS,
-                vmm_seen(f), {},
-                "the Guide's E.3.1 says users must (必須) query this attribute before exporting "
-                "cuMemCreate memory: a rule for the user, which promises nothing where the value "
-                "is 1"),
+                vmm_seen(f), tutorial::Evidence::documented, posix_fd_supported,
+                "the CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED entry says a "
+                "device with the value 1 supports exporting cuMemCreate memory so requested with "
+                "cuMemExportToShareableHandle"),
     };
     return tutorial::check_predictions(ctx, predictions);
 }
