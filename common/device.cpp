@@ -9,6 +9,29 @@
 
 namespace tutorial {
 
+std::string why_no_usable_device() {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status == cudaSuccess && count > 0) return "";
+    (void)cudaGetLastError();
+    // cudaErrorInsufficientDriver means either; the driver's version tells them apart: 0
+    // where no driver is installed at all.
+    int driver = 0;
+    const bool no_driver = cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
+    const std::string hint =
+        status == cudaErrorInsufficientDriver && no_driver
+            ? "no NVIDIA driver is installed (no GPU here?)"
+        : status == cudaErrorInsufficientDriver
+            ? format("the NVIDIA driver supports CUDA %d.%d, older than this program's runtime "
+                     "(CUDA %d.%d): update the driver",
+                     driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000,
+                     CUDART_VERSION % 1000 / 10)
+        : status == cudaErrorNoDevice ? "no GPU is visible (is CUDA_VISIBLE_DEVICES empty?)"
+                                      : "the GPU cannot be used";
+    return "no usable CUDA device: " + hint + " (cudaGetDeviceCount returned " +
+           cudaGetErrorName(status) + ")";
+}
+
 int device_count() {
     int count = 0;
     CUDA_CHECK(cudaGetDeviceCount(&count));

@@ -17,6 +17,12 @@ namespace tutorial {
 // How many CUDA devices this process sees (cudaGetDeviceCount), for sections that use several.
 int device_count();
 
+// Why this process has no usable CUDA device, in one line, or "" where it has one: no driver
+// installed, a driver older than this program's runtime, no GPU visible (CUDA_VISIBLE_DEVICES
+// empty), with what cudaGetDeviceCount returned. The course's programs, and a lesson built on
+// its own (common/standalone.cu), print it as their SKIP line and exit with 77.
+std::string why_no_usable_device();
+
 // cudaDeviceGetAttribute, checked.
 int device_attribute(int device, cudaDeviceAttr attribute);
 

@@ -312,28 +312,10 @@ void pause_after(const char* section) {
 int select_device(const char* chapter, const Options& options, int& device, std::string& why_not,
                   std::string& description) {
     device = -1;
+    why_not = why_no_usable_device();
+    if (!why_not.empty()) return 0;
     int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess || count == 0) {
-        // cudaErrorInsufficientDriver means either; the driver's version tells them apart: 0
-        // where no driver is installed at all.
-        int driver = 0;
-        const bool no_driver = cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
-        const std::string hint =
-            status == cudaErrorInsufficientDriver && no_driver
-                ? "no NVIDIA driver is installed (no GPU here?)"
-            : status == cudaErrorInsufficientDriver
-                ? format(
-                      "the NVIDIA driver supports CUDA %d.%d, older than this program's "
-                      "runtime (CUDA %d.%d): update the driver",
-                      driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000,
-                      CUDART_VERSION % 1000 / 10)
-            : status == cudaErrorNoDevice ? "no GPU is visible (is CUDA_VISIBLE_DEVICES empty?)"
-                                          : "the GPU cannot be used";
-        why_not = "no usable CUDA device: " + hint + " (cudaGetDeviceCount returned " +
-                  cudaGetErrorName(status) + ")";
-        return 0;
-    }
+    CUDA_CHECK(cudaGetDeviceCount(&count));
     if (options.device >= count) {
         std::fprintf(stderr,
                      "%s: --device %d: this machine has %d CUDA device%s, numbered from 0\n",
