@@ -89,7 +89,9 @@ CUmoduleLoadingMode walkthrough(const Plan& plan,
 
     // 3. The first call that needs a device creates the current device's primary context. With
     //    EAGER loading every module of the program is loaded into it at once, this file's array
-    //    included; with LAZY loading none is.
+    //    included. With LAZY loading a module waits for the first use of one of its kernels or
+    //    variables (one with __managed__ variables is loaded at once all the same); this file's
+    //    has none, so its array waits too.
     tell_observer(first_call(plan));
 
     // 4. The device the program meant: cudaSetDevice creates its context, if none exists yet.

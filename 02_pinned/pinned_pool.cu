@@ -10,9 +10,11 @@
 
 namespace {
 
-// A pool of pinned host memory, on no particular NUMA node. Host pools cannot be shared with
-// other processes, so handleTypes stays None. Freed memory stays in the pool (threshold: keep
-// everything) so that the next allocation of that size finds pages already pinned.
+// A pool of pinned host memory, on no particular NUMA node (cudaMemLocationTypeHost). A pool of
+// this location type cannot be shared with other processes (cudaMemPoolCreate refuses any handle
+// type for it; a cudaMemLocationTypeHostNuma pool is not refused), so handleTypes stays None.
+// Freed memory stays in the pool (threshold: keep everything) so that the next allocation of
+// that size finds pages already pinned.
 cudaMemPool_t create_host_pool() {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;

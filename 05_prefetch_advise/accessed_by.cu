@@ -72,8 +72,9 @@ std::size_t write_read_append(int n, bool hint, bool& listed) {
 
 // The GPU side of the same advice: pages the CPU wrote, which a kernel only reads now and then.
 // AccessedBy(GPU) maps them into the GPU's page tables where they are, so the kernel reads them
-// over the link and they stay in host memory (the cudaMemAdvise entry: the advice itself moves
-// nothing). Returns the sums read wrong.
+// over the link (the cudaMemAdvise entry: the advice itself moves nothing). Only where access
+// counters are on may the driver still move pages the GPU reads often (the Guide, N.1.8).
+// Returns the sums read wrong.
 std::size_t gpu_reads_host_pages(std::size_t bytes, int device, bool advise) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
     std::uint32_t* data = nullptr;

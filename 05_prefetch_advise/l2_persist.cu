@@ -248,8 +248,8 @@ void free_tables(Tables& t) {
     t = Tables{};
 }
 
-// The ways the walkthrough runs the work, each a step of its own (the checks time them by these
-// names): two controls without a window, then the lookups with the stream, four ways.
+// The ways the walkthrough runs the work, each a step of its own, named here once: two controls
+// without a window, then the lookups with the stream, four ways.
 enum Way : int {
     table_alone,        // the lookups and no stream: the table fits in L2 and stays there
     stream_alone,       // the stream, every lookup the same word: what the stream costs

@@ -24,7 +24,8 @@ struct Found {
 };
 
 // Advice on plain malloc memory: a GPU as its preferred location. The cudaMemAdvise entry takes
-// such memory only where that GPU has pageableMemoryAccess = 1, and returns an error otherwise.
+// such memory where that GPU has pageableMemoryAccess = 1; for a GPU without it, it names no
+// outcome, so the status returned is the answer.
 cudaError_t try_advise_malloc(int device) {
     const std::size_t bytes = 1 << 20;
     void* data = std::malloc(bytes);

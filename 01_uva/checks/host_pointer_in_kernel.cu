@@ -63,7 +63,7 @@ void print_rates(std::size_t bytes, int rounds, const Medians& m, int device) {
                 tutorial::format_bytes(bytes).c_str(), rounds);
     tutorial::Table table(
         {{"kernel reads"}, {"ms", tutorial::Align::right}, {"GB/s", tutorial::Align::right}});
-    table.add_row({"pinned host memory (over PCIe)", tutorial::format("%.3f", m.host_ms),
+    table.add_row({"pinned host memory (over the host link)", tutorial::format("%.3f", m.host_ms),
                    tutorial::format("%.1f", host_gbps)});
     table.add_row({"device memory", tutorial::format("%.3f", m.device_ms),
                    tutorial::format("%.1f", device_gbps)});
@@ -90,9 +90,9 @@ void claim_rates(tutorial::Context& ctx, std::size_t bytes, const Medians& m,
     const std::size_t link_least = std::size_t{1} << 20;
     const std::size_t device_least = std::size_t{8} << 20;
     ctx.claim(tutorial::at_least(
-                  "at_pcie_speed",
-                  "a kernel reading pinned host memory runs at PCIe speed (its GB/s / a pinned "
-                  "copy's)",
+                  "at_host_link_speed",
+                  "a kernel reading pinned host memory runs at the host link's speed (its GB/s / "
+                  "a pinned copy's, over the same link)",
                   m.copy_ms / m.host_ms, 0.4, "x",
                   "the kernel's reads over the link were not kept in flight in enough numbers: "
                   "too few threads, or a link slower for reads than for the copy engine's writes")

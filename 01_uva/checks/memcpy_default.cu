@@ -39,6 +39,21 @@ int child_wrong_kind(const std::vector<std::string>& args) {
     return unexpected == 0 ? 0 : 3;
 }
 
+namespace {
+
+// What the child's copy `call` did, in words, from its line "<call> -> <error>, data copied
+// ...": "copied", "was refused (cudaErrorX)", or why there is no answer.
+std::string what_it_did(const tutorial::ChildResult& child, const char* call) {
+    const std::string answer = tutorial::child_answer(child, call);
+    const std::string status = answer.substr(0, answer.find(','));
+    if (status.rfind("cuda", 0) != 0) return "gave no answer (the child " + child.describe() + ")";
+    const bool copied = answer.find(", data copied") != std::string::npos;
+    if (status == "cudaSuccess") return copied ? "copied" : "returned cudaSuccess, copying nothing";
+    return copied ? "copied, yet returned " + status : "was refused (" + status + ")";
+}
+
+}  // namespace
+
 tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (1 << 20) : (64 << 20));
     std::printf(
@@ -75,11 +90,15 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
     std::printf(
         "\nThe Runtime API reference (cudaMemcpy) documents one refusal: a value that is no\n"
         "cudaMemcpyKind (cudaErrorInvalidMemcpyDirection). A kind that contradicts the addresses\n"
-        "is undefined behaviour: this driver copied anyway between two CUDA allocations and\n"
-        "refused pageable memory named as device memory (observed on %s), but no program\n"
-        "may rely on either; another driver may do otherwise. Without UVA the kind is all the\n"
-        "runtime has, so a wrong one copies garbage or crashes: write cudaMemcpyDefault.\n\n",
-        tutorial::this_driver().c_str());
+        "is undefined behaviour. Observed on %s: device -> device as HostToDevice %s;\n"
+        "pinned -> device as DeviceToHost %s; pageable -> device as DeviceToDevice %s.\n"
+        "No program may rely on any of it; another driver may do otherwise. Without UVA the kind\n"
+        "is all the runtime has, so a wrong one copies garbage or crashes: write\n"
+        "cudaMemcpyDefault.\n\n",
+        tutorial::this_driver().c_str(),
+        what_it_did(child, "device -> device as cudaMemcpyHostToDevice").c_str(),
+        what_it_did(child, "pinned -> device as cudaMemcpyDeviceToHost").c_str(),
+        what_it_did(child, "pageable -> device as cudaMemcpyDeviceToDevice").c_str());
     // The Guide: under unified addressing cudaMemcpyKind can be cudaMemcpyDefault, which finds
     // the locations from the pointers (host memory CUDA never saw included).
     ctx.claim(tutorial::documented(

@@ -43,8 +43,9 @@ constexpr const char* enable_itself = "cudaDeviceEnablePeerAccess(a, 0), its own
 constexpr const char* enable_first = "cudaDeviceEnablePeerAccess(b, 0)";
 constexpr const char* enable_again = "cudaDeviceEnablePeerAccess(b, 0) again";
 
-// The refused calls: two codes the entries list for their cases, and a refusal for one's own
-// device, where the entries' text and this driver part. Returns whether the documented parts held.
+// The refused calls: two codes the entries list for their cases, and the refusal for one's own
+// device, whose code is where the entry's text and this driver part. Returns whether the two
+// codes came as listed.
 bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
     const std::string not_enabled = tutorial::child_answer(child, disable_never_enabled);
     const std::string first = tutorial::child_answer(child, enable_first);
@@ -66,18 +67,18 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
               first == "cudaSuccess" ? ""
                                      : "the first cudaDeviceEnablePeerAccess(b, 0) returned " +
                                            first + ", so the second was not a second one");
-    // The entry returns cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says the current
-    // device cannot reach peerDevice, which it says of a device and itself. This driver returns
-    // another code (the next claim), so the entry's promise is not what it does: that it refuses,
-    // with some error, is observed.
+    // The entry refuses the call where cudaDeviceCanAccessPeer says the current device cannot
+    // reach peerDevice, which it says of a device and itself: the refusal is documented. Its
+    // code is cudaErrorInvalidDevice there; this driver returns another (the next claim, which is
+    // observed), so any error counts here.
     const bool refused = itself != "cudaSuccess" && itself.rfind("cudaError", 0) == 0;
     ctx.claim(
-        tutorial::observed(
+        tutorial::documented(
             "own_device_refused", "enabling peer access to one's own device is refused", refused,
             "cudaDeviceCanAccessPeer(&can, a, a) gave " + can + "; the call returned " + itself,
-            "the cudaDeviceEnablePeerAccess entry names cudaErrorInvalidDevice for this case, and "
-            "this driver returns another error (see the next claim): the refusal, with some "
-            "error, is what this driver does"),
+            "the driver enabled peer access from a device to itself",
+            tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess",
+                            "cudaDeviceCanAccessPeer cannot", "returns"}),
         can == "0" ? ""
                    : "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
                          ", so the entry promises no refusal");
@@ -96,7 +97,8 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
         "cuCtxEnablePeerAccess returns CUDA_ERROR_INVALID_CONTEXT for its own context; "
         "cudaErrorPeerAccessUnsupported is in neither entry for this case, so the code is what "
         "this driver does, not the reference's"));
-    // The refusal for one's own device is observed above, so the result does not rest on it.
+    // The refusal for one's own device is a claim above, which fails the section if it does not
+    // hold; its code is observed, so the result does not read that answer.
     return not_enabled == "cudaErrorPeerAccessNotEnabled" &&
            (first != "cudaSuccess" || again == "cudaErrorPeerAccessAlreadyEnabled");
 }

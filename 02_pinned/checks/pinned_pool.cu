@@ -98,15 +98,15 @@ tutorial::Result run_pinned_pool(tutorial::Context& ctx) {
         "the pool's memory is not the host's",
         tutorial::Entry{"Runtime API reference: cudaMemPoolCreate",
                         "cudaMemLocationTypeHost cudaMemLocationTypeHostNuma", "will"}));
-    // The Guide's words on cudaMemPoolSetAccess are about device pools and peer GPUs, and its
-    // own entry says only that it "Controls visibility of pools between devices".
-    ctx.claim(tutorial::observed(
+    // cudaMemPoolSetAccess: each descriptor of its map gives one GPU the access it names, here
+    // cudaMemAccessFlagsProtReadWrite ("Make the address range read-write accessible").
+    ctx.claim(tutorial::documented(
         "kernel_after_access",
         "after cudaMemPoolSetAccess a kernel writes it and the CPU reads the values",
         seen.wrong == 0, format("%zu of %zu values wrong", seen.wrong, bytes / 4),
-        "the cudaMemPoolSetAccess entry says only that it controls the visibility of pools "
-        "between devices, and the Guide's section on it speaks of device pools and peer GPUs: "
-        "nothing promises a device's use of a host pool's memory"));
+        "the grant did not reach the device, or the kernel's writes did not reach host memory",
+        tutorial::Entry{"Runtime API reference: cudaMemPoolSetAccess", "descriptor gpu",
+                        "instructs"}));
     ctx.claim(tutorial::observed(
         "no_access_faults",
         "without cudaMemPoolSetAccess a kernel's write fails with cudaErrorIllegalAddress",
@@ -146,9 +146,9 @@ tutorial::Result run_pinned_pool(tutorial::Context& ctx) {
               tutorial::why_too_small(bytes, 1 << 20,
                                       "a copy this small is mostly its fixed cost, and one slow "
                                       "copy decides"));
-    // The kernel's use of the host pool is observed above: the verdict rests on the CPU's use
-    // and the current pool.
-    return ctx.verdict(seen.cpu_used && seen.current_set,
+    // A kernel's fault without the grant is observed above: the verdict rests on the CPU's use,
+    // the kernel's use after the grant and the current pool.
+    return ctx.verdict(seen.cpu_used && seen.wrong == 0 && seen.current_set,
                        format("the CPU used the pool's memory, and after the grant a kernel (%zu "
                               "wrong); the current host pool could be set and read back",
                               seen.wrong));

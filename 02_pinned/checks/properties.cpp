@@ -81,9 +81,10 @@ Tried try_copy_engines(int device, int engines, std::size_t bytes, int rounds) {
     return {agrees, seen};
 }
 
-// hostRegisterSupported: the cudaHostRegister entry supports registration "only on" devices where
-// it is non-zero, a condition: at 0 the registration is not supported (documented); at 1 nothing
-// is promised, so that it worked is observed.
+// hostRegisterSupported: 1 is the attribute's own promise, that the device supports host memory
+// registration with cudaHostRegister (documented). At 0 the cudaHostRegister entry supports the
+// call "only on" devices where the attribute is non-zero, a condition that names no error for
+// trying anyway: what this driver then does is observed.
 Prediction host_register(int value, const Tried& registered) {
     if (value) {
         return {"hostRegisterSupported",
@@ -91,20 +92,20 @@ Prediction host_register(int value, const Tried& registered) {
                 "malloc memory can be pinned this way",
                 registered.came_true,
                 registered.seen,
-                tutorial::Evidence::observed,
-                "the cudaHostRegister entry supports it only where "
-                "cudaDevAttrHostRegisterSupported is non-zero: a condition, which promises nothing "
-                "where the value is 1"};
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Runtime API reference: cudaDevAttrHostRegisterSupported",
+                                "cudaHostRegister", "supports"}};
     }
     return {"hostRegisterSupported",
             value,
             "this registration is refused",
             registered.came_true,
             registered.seen,
-            tutorial::Evidence::documented,
-            "",
-            tutorial::Entry{"Runtime API reference: cudaHostRegister",
-                            "cudaDevAttrHostRegisterSupported", "is"}};
+            tutorial::Evidence::observed,
+            "the cudaHostRegister entry supports the call only on devices where "
+            "cudaDevAttrHostRegisterSupported is non-zero, and names no error for a call on "
+            "another"};
 }
 
 }  // namespace
@@ -135,8 +136,13 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
          f.host_register_read_only_supported ? "malloc memory can be pinned this way"
                                              : "this registration is refused",
          read_only.came_true, read_only.seen, tutorial::Evidence::documented, "",
-         tutorial::Entry{"Runtime API reference: cudaHostRegister",
-                         "cudaDevAttrHostRegisterReadOnlySupported", "can"}},
+         // 1: the attribute's own promise. 0: the cudaHostRegister entry's sentence on the flag,
+         // for a device without the attribute, names the error.
+         f.host_register_read_only_supported
+             ? tutorial::Entry{"Runtime API reference: cudaDevAttrHostRegisterReadOnlySupported",
+                               "cudaHostRegister cudaHostRegisterReadOnly", "supports"}
+             : tutorial::Entry{"Runtime API reference: cudaHostRegister",
+                               "cudaHostRegister cudaErrorNotSupported", "will"}},
         // A measured prediction: the overlap is timed, and not judged under compute-sanitizer.
         {"asyncEngineCount", f.async_engine_count,
          f.async_engine_count >= 2 ? "an upload and a download overlap in time"

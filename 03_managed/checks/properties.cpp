@@ -71,10 +71,10 @@ Prediction concurrent_write(int value, const tutorial::ChildResult& touch) {
 }
 
 // pageableMemoryAccess: the `system_allocator` section's child runs a kernel on malloc memory.
-// 1: the Unified Memory appendix (N.1.6) says systems with the attribute support (支持) such
-// accesses, and the attribute's entry that the device supports them: no word of a rule (must,
-// will, can), so what this driver did is observed. 0: the attribute only withholds that, so the
-// fault this driver gives is observed too.
+// 1: the attribute's entry says the device supports coherent access to pageable memory without
+// cudaHostRegister (the Guide, N.1.6, names malloc memory among it): documented. 0: the attribute
+// only withholds that and no entry names an error for trying, so the fault this driver gives is
+// observed.
 Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
     const bool illegal_address = system.failed_with("cudaErrorIllegalAddress");
     const std::string seen =
@@ -86,10 +86,10 @@ Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
                 "a kernel can use memory from malloc",
                 system.succeeded(),
                 seen,
-                tutorial::Evidence::observed,
-                "the Guide's N.1.6 says systems with pageableMemoryAccess support (支持) kernels on "
-                "malloc memory, and the cudaDevAttrPageableMemoryAccess entry that the device "
-                "supports coherent access to pageable memory: neither says must, will or can"};
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Runtime API reference: cudaDevAttrPageableMemoryAccess",
+                                "pageable cudaHostRegister", "supports"}};
     }
     return {"pageableMemoryAccess",
             value,

@@ -129,14 +129,17 @@ bool judge_rules(tutorial::Context& ctx, const ChildResult& rules) {
         refused, "it returned " + null_single,
         "this driver accepts an attach the reference forbids",
         Entry{"Runtime API reference: cudaStreamAttachMemAsync", "NULL returned", "will"}));
-    // The entry's "must" rules are preconditions: meeting them promises no cudaSuccess.
-    ctx.claim(tutorial::observed(
+    // The entry says what the call does, in the present tense: it enqueues an operation in the
+    // stream that sets the association of length bytes at devPtr. An attach within its rules
+    // (its flags, length 0 or the whole size, Single never on the NULL stream) is that call.
+    const bool valid_accepted = ctx.claim(tutorial::documented(
         "valid_attaches_accepted",
         "it accepts each flag it lists where the entry allows it: Single with length 0 or the "
         "whole size, Host on the NULL stream, Global",
         accepted == 4, tutorial::format("%d of the four returned cudaSuccess", accepted),
-        "the cudaStreamAttachMemAsync entry says what flags and length must be, rules for the "
-        "caller; it does not promise that an attach meeting them succeeds"));
+        "this driver refused an attach the entry describes",
+        Entry{"Runtime API reference: cudaStreamAttachMemAsync", "stream length devPtr",
+              "enqueues"}));
     ctx.claim(tutorial::observed(
         "half_size_refused",
         "cudaStreamAttachMemAsync refuses a length that is neither 0 nor the whole allocation",
@@ -153,7 +156,7 @@ bool judge_rules(tutorial::Context& ctx, const ChildResult& rules) {
         enqueued, "the kernel before it was " + at_return + " as the call returned",
         "the call waited for the work queued before it in the stream",
         Entry{"Runtime API reference: cudaStreamAttachMemAsync", "stream-ordered", "is"}));
-    return rules.succeeded() && refused && enqueued;
+    return rules.succeeded() && refused && valid_accepted && enqueued;
 }
 
 }  // namespace

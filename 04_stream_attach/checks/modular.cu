@@ -57,21 +57,21 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         "   the component attached the Table to its own stream; a kernel there summed it:\n"
         "   %lld (expected %lld)\n",
         overlapped ? "yes" : "no", found.built, expected_sum);
-    // N.2.2.6 says the flag makes an allocation initially invisible to device execution, which
-    // ensures (可确保) no interaction with another thread's kernels, and N.2.2.1 that its
-    // unspecified case does not apply (不适用于) to such memory: no word of a rule (必须, 将,
-    // 可以), so the fill while another kernel runs is observed; the verdict checks the sums.
-    ctx.claim(tutorial::observed(
+    // N.2.2.6: the flag makes the allocation initially invisible to device execution, which
+    // ensures (可确保) no unexpected interaction with another thread's work between its
+    // allocation and its attach to a stream; N.2.2.1 adds that the unspecified case of memory
+    // allocated while the GPU is active does not apply to such memory.
+    ctx.claim(tutorial::documented(
                   "host_flag_fill",
                   "a component's constructor fills its new cudaMemAttachHost allocation on the CPU "
                   "while another stream's kernel runs",
                   found.built == expected_sum,
                   tutorial::format("the other kernel ran throughout: %s; then summed %lld of %lld",
                                    overlapped ? "yes" : "no", found.built, expected_sum),
-                  "the Guide's N.2.2.6 says an allocation made with cudaMemAttachHost is initially "
-                  "invisible to device execution, which ensures no unexpected interaction with "
-                  "another thread's work, and N.2.2.1 that its unspecified case does not apply to "
-                  "such memory; neither says must, will or can"),
+                  "the new allocation counted as in use by the other stream's kernel",
+                  tutorial::Entry{"Programming Guide, N.2.2.6 Advanced Topic: Modular Programs "
+                                  "and Data Access Constraints",
+                                  "cudaMemAttachHost", "确保"}),
               !overlapped ? "the other kernel had ended before the constructor, so nothing was "
                             "shown"
                           : attach_rule_not_judged(concurrent));

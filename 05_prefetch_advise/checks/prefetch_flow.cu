@@ -35,6 +35,12 @@ double moving_ms(const Medians& m, double way_ms) {
 double moving_ratio(const Medians& m) {
     return moving_ms(m, m.without_ms) / moving_ms(m, m.with_ms);
 }
+void print_moving(const Medians& m) {
+    std::printf(
+        "\nBoth ways pay the CPU's sum itself; above it, moving the data took %.1f ms with the\n"
+        "prefetches and %.1f ms by page faults.\n",
+        moving_ms(m, m.with_ms), moving_ms(m, m.without_ms));
+}
 
 // The sums the CPU used in every run of foo so far, and how many were wrong.
 struct Tally {
@@ -124,10 +130,7 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
     table.add_row({"without them (page faults both ways)", format("%.1f", m.without_ms)});
     table.add_row({"the CPU's use alone, its pages never moved", format("%.1f", m.use_ms)});
     table.print();
-    std::printf(
-        "\nBoth ways pay the CPU's sum itself; above it, moving the data took %.1f ms with the\n"
-        "prefetches and %.1f ms by page faults.\n",
-        moving_ms(m, m.with_ms), moving_ms(m, m.without_ms));
+    print_moving(m);
 
     const Queued q = while_queued(count, ctx.device);
     std::printf(

@@ -79,22 +79,25 @@ Prediction prefetch_accepted(const Found& f, int device) {
             "names no error for a GPU without it"};
 }
 
-// pageableMemoryAccess: the cudaMemAdvise entry takes malloc memory with a GPU as its preferred
-// location only where that GPU's cudaDevAttrPageableMemoryAccess is non-zero (a rule for the
-// caller, which promises no cudaSuccess where it is 1), and its error sentence speaks of an
-// invalid system-allocated range, not of a device without the attribute: both values are
-// observed. With 1 the walkthrough advised malloc memory; with 0 a child tries it (so that a
-// refusal is not reported against this process by compute-sanitizer), refused with exit code 10.
+// pageableMemoryAccess: the cudaMemAdvise entry lets the range be system-allocated pageable
+// memory ("could also refer to"), provided the advice's own constraints hold: for a GPU as the
+// preferred location, that the GPU's cudaDevAttrPageableMemoryAccess is non-zero. Where it is 1
+// that permission is the promise tried (documented). Where it is 0 its error sentence speaks of
+// an invalid system-allocated range, not of a device without the attribute: what this driver
+// does is observed, tried in a child (so that a refusal is not reported against this process by
+// compute-sanitizer), refused with exit code 10.
 Prediction advice_on_malloc(const Found& f, int device) {
     if (f.pageable_memory_access == 1) {
-        return {"pageableMemoryAccess", 1, "cudaMemAdvise accepts malloc memory",
+        return {"pageableMemoryAccess",
+                1,
+                "cudaMemAdvise accepts malloc memory",
                 f.advise_malloc == cudaSuccess,
                 std::string("cudaMemAdvise(malloc memory) returned ") +
                     cudaGetErrorName(f.advise_malloc),
-                tutorial::Evidence::observed,
-                "the cudaMemAdvise entry says the device must have a non-zero "
-                "cudaDevAttrPageableMemoryAccess for system-allocated memory: a rule for the "
-                "caller, which promises nothing where the value is 1"};
+                tutorial::Evidence::documented,
+                "",
+                tutorial::Entry{"Runtime API reference: cudaMemAdvise",
+                                "system-allocated pageable", "could"}};
     }
     const tutorial::ChildResult child =
         tutorial::run_child("advise_malloc", {std::to_string(device)});

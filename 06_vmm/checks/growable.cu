@@ -192,9 +192,8 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
               small);
     // Bytes in use, read from cudaMemGetInfo: the whole device's count, so measured (another
     // process may allocate meanwhile), and not judged under compute-sanitizer, which takes device
-    // memory of its own. Holding old and new buffer gives 1.5 times the new size; holding only
-    // the new one, 1.0: the threshold sits halfway, so that neither a little memory freed by
-    // another process nor the driver's own books can pass one for the other.
+    // memory of its own. Old and new buffer held give 1.5 times the new size, the new one alone
+    // 1.0: the threshold sits halfway, where neither can pass for the other.
     ctx.claim(tutorial::at_least("copy_peak",
                                  "doubling by copying holds old and new buffer at once (peak in "
                                  "use / new size)",

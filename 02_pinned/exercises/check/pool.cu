@@ -142,14 +142,16 @@ bool report_memory(Context& ctx, const Seen& s) {
         "cudaMallocFromPoolAsync(&memory, bytes, pool, stream) in place of cudaMallocHost",
         pool_attribute_entry));
     if (!host || !from_pool) return false;
-    // Nothing promises a device's use of a host pool's memory in a word of a rule (the Guide's
-    // section on cudaMemPoolSetAccess is about device pools and peers): the values are observed;
-    // the verdict checks the access the learner gave (cudaMemPoolGetAccess, above).
-    ctx.claim(tutorial::observed(
+    // cudaMemPoolSetAccess gives the device the access its descriptor names: with
+    // cudaMemAccessFlagsProtReadWrite the kernel may write the pool's memory.
+    const bool values = ctx.claim(tutorial::documented(
         "kernel_values", "a kernel writes the memory and the CPU reads the kernel's values",
         s.wrong == 0, format("%zu of %zu values wrong", s.wrong, s.bytes / sizeof(std::uint32_t)),
-        "the cudaMemPoolSetAccess entry says only that it controls the visibility of pools "
-        "between devices, and the Guide's section on it speaks of device pools and peer GPUs"));
+        "the kernel's writes did not reach the pool's memory. First step: in "
+        "give_device_access, cudaMemPoolSetAccess with access.flags = "
+        "cudaMemAccessFlagsProtReadWrite for the device",
+        tutorial::Entry{"Runtime API reference: cudaMemPoolSetAccess", "descriptor gpu",
+                        "instructs"}));
     const bool freed = ctx.claim(tutorial::documented(
         "freed_to_pool", "free_pinned gives the memory back to the pool",
         s.used_after_free < s.bytes, format_bytes(s.used_after_free) + " of the pool still in use",
@@ -165,7 +167,7 @@ bool report_memory(Context& ctx, const Seen& s) {
         tutorial::Entry{"Programming Guide, Stream Ordered Memory Allocator: Physical Page "
                         "Caching Behavior",
                         "cudaMemPoolAttrReleaseThreshold UINT64_MAX", "will"}));
-    return freed && kept;
+    return values && freed && kept;
 }
 
 Result check(Context& ctx) {

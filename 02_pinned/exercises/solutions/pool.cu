@@ -11,7 +11,9 @@
 cudaMemPool_t create_pinned_pool() {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
-    props.handleTypes = cudaMemHandleTypeNone;  // host pools cannot be shared between processes
+    // cudaMemPoolCreate refuses any handle type for a cudaMemLocationTypeHost pool: this one
+    // stays in its process (a cudaMemLocationTypeHostNuma pool may have one).
+    props.handleTypes = cudaMemHandleTypeNone;
     props.location.type = cudaMemLocationTypeHost;
     props.location.id = 0;  // ignored for cudaMemLocationTypeHost
     cudaMemPool_t pool = nullptr;
