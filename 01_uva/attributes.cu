@@ -1,7 +1,9 @@
 // Section attributes: under unified addressing an address alone tells CUDA what it points to.
 // One buffer of every kind a program can point to, each asked about with cudaPointerGetAttributes.
-// Alone:
-//   nvcc -std=c++17 -I. 01_uva/attributes.cu common/standalone.cu -o attributes
+// Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 01_uva/attributes.cu common/standalone.cu -o build/attributes
+//   (or in 01_uva/: nvcc -std=c++17 -I.. attributes.cu ../common/standalone.cu
+//       -o ../build/attributes)  (on the same line)
 #include "common/check.hpp"
 
 #include <cstdint>

@@ -1,7 +1,10 @@
 // Section host_pointer_in_kernel: under unified addressing a kernel can use a pinned host pointer
 // as it is. Convenient, but every access crosses the host link: the same kernel reads it, then
-// device memory, beside the copy engine moving the same bytes. Alone:
-//   nvcc -std=c++17 -I. 01_uva/host_pointer_in_kernel.cu common/standalone.cu -o host_pointer
+// device memory, beside the copy engine moving the same bytes. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 01_uva/host_pointer_in_kernel.cu common/standalone.cu
+//       -o build/host_pointer_in_kernel  (on the same line)
+//   (or in 01_uva/: nvcc -std=c++17 -I.. host_pointer_in_kernel.cu ../common/standalone.cu
+//       -o ../build/host_pointer_in_kernel)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

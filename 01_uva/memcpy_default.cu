@@ -1,6 +1,8 @@
 // Section memcpy_default: under unified addressing cudaMemcpyDefault works out every copy's
 // direction from the two addresses; an explicit kind that contradicts them is undefined. Alone:
-//   nvcc -std=c++17 -I. 01_uva/memcpy_default.cu common/standalone.cu -o memcpy_default
+//   nvcc -std=c++17 -I. 01_uva/memcpy_default.cu common/standalone.cu -o build/memcpy_default
+//   (or in 01_uva/: nvcc -std=c++17 -I.. memcpy_default.cu ../common/standalone.cu
+//       -o ../build/memcpy_default)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 

@@ -1,7 +1,9 @@
 // Section other_process (a fault demo): a device pointer is only an address in this process's
 // virtual address space. One process hands its cudaMalloc pointer to another as a number; the
-// other uses it, and what each call returns there is the lesson. Alone:
-//   nvcc -std=c++17 -I. 01_uva/other_process.cu common/standalone.cu -o other_process
+// other uses it, and what each call returns there is the lesson. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 01_uva/other_process.cu common/standalone.cu -o build/other_process
+//   (or in 01_uva/: nvcc -std=c++17 -I.. other_process.cu ../common/standalone.cu
+//       -o ../build/other_process)  (on the same line)
 #include "common/check.hpp"
 
 #include <cstdint>

@@ -1,7 +1,9 @@
 // Section peer_access (2 or more GPUs): a pointer from one GPU's cudaMalloc is a valid address on
 // every GPU, but another GPU's kernels may use it only once cudaDeviceEnablePeerAccess has mapped
-// it. Alone:
-//   nvcc -std=c++17 -I. 01_uva/peer_access.cu common/standalone.cu -o peer_access
+// it. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 01_uva/peer_access.cu common/standalone.cu -o build/peer_access
+//   (or in 01_uva/: nvcc -std=c++17 -I.. peer_access.cu ../common/standalone.cu
+//       -o ../build/peer_access)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 

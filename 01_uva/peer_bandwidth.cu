@@ -1,7 +1,9 @@
 // Section peer_bandwidth (2 or more GPUs): how fast data moves between GPUs, with and without peer
 // access, timed the way NVIDIA's nvbandwidth times copies: a kernel holds the stream until every
 // copy is queued, so that the events time the copies, not the CPU queuing them. Alone:
-//   nvcc -std=c++17 -I. 01_uva/peer_bandwidth.cu common/standalone.cu -o peer_bandwidth
+//   nvcc -std=c++17 -I. 01_uva/peer_bandwidth.cu common/standalone.cu -o build/peer_bandwidth
+//   (or in 01_uva/: nvcc -std=c++17 -I.. peer_bandwidth.cu ../common/standalone.cu
+//       -o ../build/peer_bandwidth)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"

@@ -1,7 +1,9 @@
 // Section portable_pinned (2 or more GPUs): cudaHostAllocPortable asks that pinned memory count
 // as pinned for every CUDA context. Under unified addressing every pinned allocation already is:
-// does the flag still change anything? Alone:
-//   nvcc -std=c++17 -I. 01_uva/portable_pinned.cu common/standalone.cu -o portable_pinned
+// does the flag still change anything? Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 01_uva/portable_pinned.cu common/standalone.cu -o build/portable_pinned
+//   (or in 01_uva/: nvcc -std=c++17 -I.. portable_pinned.cu ../common/standalone.cu
+//       -o ../build/portable_pinned)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

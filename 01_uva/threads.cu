@@ -1,7 +1,8 @@
 // Section threads: device pointers, streams and events belong to the process, not to the host
 // thread that made them; the current device belongs to each host thread. A worker thread uses the
-// main thread's buffer and event. Alone:
-//   nvcc -std=c++17 -I. 01_uva/threads.cu common/standalone.cu -o threads
+// main thread's buffer and event. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 01_uva/threads.cu common/standalone.cu -o build/threads
+//   (or in 01_uva/: nvcc -std=c++17 -I.. threads.cu ../common/standalone.cu -o ../build/threads)
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/patterns.hpp"

@@ -1,6 +1,8 @@
 // Section alloc_cost: what getting pinned memory and giving it back costs, each way against
-// malloc, and after how many transfers pinning pays for itself. Alone:
-//   nvcc -std=c++17 -I. 02_pinned/alloc_cost.cpp common/standalone.cu -o alloc_cost
+// malloc, and after how many transfers pinning pays for itself. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 02_pinned/alloc_cost.cpp common/standalone.cu -o build/alloc_cost
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. alloc_cost.cpp ../common/standalone.cu
+//       -o ../build/alloc_cost)  (on the same line)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

@@ -1,4 +1,7 @@
 // Section async: when cudaMemcpyAsync returns (pinned vs pageable); overlap over K streams.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/async:
+//   nvcc -std=c++17 -I. 02_pinned/async.cu common/standalone.cu -o build/async
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. async.cu ../common/standalone.cu -o ../build/async)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

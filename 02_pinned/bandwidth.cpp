@@ -1,5 +1,9 @@
 // Section bandwidth: copy speed between device memory and four kinds of host memory, and how a
 // copy is timed: events around back-to-back copies, kinds taking turns, warm-up, the median.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/bandwidth:
+//   nvcc -std=c++17 -I. 02_pinned/bandwidth.cpp common/standalone.cu -o build/bandwidth
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. bandwidth.cpp ../common/standalone.cu
+//       -o ../build/bandwidth)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/timing.hpp"

@@ -1,6 +1,9 @@
 // Section basics: the pageable/pinned/device memory tutorial's program. One value carried from
 // pageable memory to the device and on to pinned memory, each buffer freed with its own call.
 // Alone: nvcc -std=c++17 -I. 02_pinned/basics.cpp common/standalone.cu -o basics
+// Built alone, from the course's folder (mkdir -p build first), then ./build/basics:
+//   nvcc -std=c++17 -I. 02_pinned/basics.cpp common/standalone.cu -o build/basics
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. basics.cpp ../common/standalone.cu -o ../build/basics)
 #include "common/check.hpp"
 #include "common/device.hpp"
 

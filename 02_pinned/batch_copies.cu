@@ -1,4 +1,8 @@
 // Section batch_copies: 4 KiB copies by the thousand, a cudaMemcpyAsync each or one batch call.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/batch_copies:
+//   nvcc -std=c++17 -I. 02_pinned/batch_copies.cu common/standalone.cu -o build/batch_copies
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. batch_copies.cu ../common/standalone.cu
+//       -o ../build/batch_copies)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,6 +1,10 @@
 // Section context: which call creates the device's primary context. The tutorial's program calls
 // device queries, then cudaSetDevice, then cudaMalloc; a fresh process asks the driver after each.
 // Alone: nvcc -std=c++17 -I. 02_pinned/context.cpp common/standalone.cu -o context
+// Built alone, from the course's folder (mkdir -p build first), then ./build/context:
+//   nvcc -std=c++17 -I. 02_pinned/context.cpp common/standalone.cu -o build/context
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. context.cpp ../common/standalone.cu
+//       -o ../build/context)  (on the same line)
 #include "common/check.hpp"
 #include "common/device.hpp"
 

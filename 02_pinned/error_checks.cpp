@@ -1,6 +1,8 @@
 // Section error_checks: the pageable/pinned/device memory tutorial's checkRuntime macro next to
 // the course's CUDA_CHECK, on its program with one cudaMalloc that fails. Alone:
-//   nvcc -std=c++17 -I. 02_pinned/error_checks.cpp common/standalone.cu -o error_checks
+//   nvcc -std=c++17 -I. 02_pinned/error_checks.cpp common/standalone.cu -o build/error_checks
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. error_checks.cpp ../common/standalone.cu
+//       -o ../build/error_checks)  (on the same line)
 #include "common/check.hpp"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Section flags: every cudaHostAlloc and cudaHostRegister flag, what cudaHostGetFlags reports back,
-// the device pointer of each allocation, and a kernel using it. Alone:
-//   nvcc -std=c++17 -I. 02_pinned/flags.cu common/standalone.cu -o flags
+// the device pointer of each allocation, and a kernel using it. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 02_pinned/flags.cu common/standalone.cu -o build/flags
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. flags.cu ../common/standalone.cu -o ../build/flags)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 

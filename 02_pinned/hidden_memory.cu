@@ -131,7 +131,9 @@ CUmoduleLoadingMode walkthrough(const Plan& plan,
 
 #ifndef TUTORIAL_CHECKS
 // Built alone:
-//   nvcc -std=c++17 -I. 02_pinned/hidden_memory.cu common/standalone.cu -o hidden_memory
+//   nvcc -std=c++17 -I. 02_pinned/hidden_memory.cu common/standalone.cu -o build/hidden_memory
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. hidden_memory.cu ../common/standalone.cu
+//       -o ../build/hidden_memory)  (on the same line)
 //   ./hidden_memory
 // runs the walkthrough in three fresh processes (this program again, `observed LAZY 0` and so
 // on), LAZY and EAGER with cudaSetDevice first, then LAZY with cudaMemGetInfo first, and prints

@@ -1,5 +1,8 @@
 // Section misuse (fault demo): memory handed to the wrong free or pin call, free() on pinned
 // memory, and a kernel writing memory registered read-only.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/misuse:
+//   nvcc -std=c++17 -I. 02_pinned/misuse.cu common/standalone.cu -o build/misuse
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. misuse.cu ../common/standalone.cu -o ../build/misuse)
 #include "common/check.hpp"
 
 #include <cstdio>

@@ -1,5 +1,9 @@
 // Section pinned_pool: pinned host memory from a stream-ordered pool (CUDA 12.6 and later), the
 // cudaMallocHost that does not pin pages at every call.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pinned_pool:
+//   nvcc -std=c++17 -I. 02_pinned/pinned_pool.cu common/standalone.cu -o build/pinned_pool
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. pinned_pool.cu ../common/standalone.cu
+//       -o ../build/pinned_pool)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

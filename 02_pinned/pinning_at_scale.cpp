@@ -1,4 +1,9 @@
 // Section pinning_at_scale: pinning GiBs, cudaMallocHost against touch on T threads + register.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pinning_at_scale:
+//   nvcc -std=c++17 -I. 02_pinned/pinning_at_scale.cpp common/standalone.cu
+//       -o build/pinning_at_scale  (on the same line)
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. pinning_at_scale.cpp ../common/standalone.cu
+//       -o ../build/pinning_at_scale)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,5 +1,9 @@
 // Section properties: the device attributes pinned memory depends on, each read with
 // cudaDeviceGetAttribute, then the behaviour each one predicts, tried.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/properties:
+//   nvcc -std=c++17 -I. 02_pinned/properties.cpp common/standalone.cu -o build/properties
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. properties.cpp ../common/standalone.cu
+//       -o ../build/properties)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,5 +1,9 @@
 // Section write_combined: how fast one CPU thread writes and reads write-combined memory, ordinary
 // pinned memory and pageable memory, and how fast each uploads.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/write_combined:
+//   nvcc -std=c++17 -I. 02_pinned/write_combined.cpp common/standalone.cu -o build/write_combined
+//   (or in 02_pinned/: nvcc -std=c++17 -I.. write_combined.cpp ../common/standalone.cu
+//       -o ../build/write_combined)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,6 +1,7 @@
 // Section aplusb: the Unified Memory appendix's AplusB (N.1.2), its result kept three ways:
 // device memory plus a copy, cudaMallocManaged, and a __managed__ global. Alone:
-//   nvcc -std=c++17 -I. 03_managed/aplusb.cu common/standalone.cu -o aplusb
+//   nvcc -std=c++17 -I. 03_managed/aplusb.cu common/standalone.cu -o build/aplusb
+//   (or in 03_managed/: nvcc -std=c++17 -I.. aplusb.cu ../common/standalone.cu -o ../build/aplusb)
 #include "common/check.hpp"
 
 #include <cstdio>

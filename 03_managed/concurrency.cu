@@ -1,6 +1,10 @@
 // Section concurrency: what the CPU may do while a kernel runs, in the Unified Memory appendix's
 // order: its pitfall (N.2.2.1), a kernel waiting for a host write, logical GPU activity (N.2.2.2).
 // Alone: nvcc -std=c++17 -I. 03_managed/concurrency.cu common/standalone.cu -o concurrency
+// Built alone, from the course's folder (mkdir -p build first), then ./build/concurrency:
+//   nvcc -std=c++17 -I. 03_managed/concurrency.cu common/standalone.cu -o build/concurrency
+//   (or in 03_managed/: nvcc -std=c++17 -I.. concurrency.cu ../common/standalone.cu
+//       -o ../build/concurrency)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 

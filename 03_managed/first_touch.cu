@@ -1,7 +1,9 @@
 // Section first_touch: cudaMallocManaged reserves addresses, not memory. Pages appear where the
 // data is first touched: device memory for a kernel, host memory for the CPU; a kernel touching
 // the CPU's pages pulls them over. cudaMalloc's memory is there at once. Alone:
-//   nvcc -std=c++17 -I. 03_managed/first_touch.cu common/standalone.cu -o first_touch
+//   nvcc -std=c++17 -I. 03_managed/first_touch.cu common/standalone.cu -o build/first_touch
+//   (or in 03_managed/: nvcc -std=c++17 -I.. first_touch.cu ../common/standalone.cu
+//       -o ../build/first_touch)  (on the same line)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

@@ -1,7 +1,8 @@
 // Section fork: CUDA and fork(). The Unified Memory appendix (N.2.5.2) calls a forked process's
 // use of managed data undefined, and a fork followed at once by exec safe: the new program drops
-// what it inherited, and the parent is again the only owner. Alone:
-//   nvcc -std=c++17 -I. 03_managed/fork.cu common/standalone.cu -o fork
+// what it inherited, and the parent is again the only owner. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 03_managed/fork.cu common/standalone.cu -o build/fork
+//   (or in 03_managed/: nvcc -std=c++17 -I.. fork.cu ../common/standalone.cu -o ../build/fork)
 #include "common/check.hpp"
 
 #include <sys/wait.h>

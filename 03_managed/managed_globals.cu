@@ -1,7 +1,9 @@
 // Section managed_globals: the Unified Memory appendix's __device__ __managed__ variables: the
 // host's first touch of one creates the context (N.2.3), host and kernel use them by name
-// (N.2.1.2), and a kernel prints what the host stored (N.2.3). Alone:
-//   nvcc -std=c++17 -I. 03_managed/managed_globals.cu common/standalone.cu -o managed_globals
+// (N.2.1.2), and a kernel prints what the host stored (N.2.3). Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 03_managed/managed_globals.cu common/standalone.cu -o build/managed_globals
+//   (or in 03_managed/: nvcc -std=c++17 -I.. managed_globals.cu ../common/standalone.cu
+//       -o ../build/managed_globals)  (on the same line)
 #include "common/check.hpp"
 #include "common/device.hpp"
 

@@ -1,7 +1,9 @@
 // Section managed_pool: managed memory from a stream-ordered pool (CUDA 13): the default managed
 // pool, an allocation whose pages migrate like any managed memory, a free that keeps it pooled,
-// and a managed pool of one's own. Alone:
-//   nvcc -std=c++17 -I. 03_managed/managed_pool.cu common/standalone.cu -o managed_pool
+// and a managed pool of one's own. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 03_managed/managed_pool.cu common/standalone.cu -o build/managed_pool
+//   (or in 03_managed/: nvcc -std=c++17 -I.. managed_pool.cu ../common/standalone.cu
+//       -o ../build/managed_pool)  (on the same line)
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/step.hpp"

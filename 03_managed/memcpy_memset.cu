@@ -1,7 +1,9 @@
 // Section memcpy_memset: cudaMemcpy and cudaMemset on managed memory, in the order of the Unified
 // Memory appendix's N.2.2.7: the kind says whether the CPU or the GPU reaches the managed side,
 // cudaMemset always uses the GPU. After each call the other processor reads the buffer. Alone:
-//   nvcc -std=c++17 -I. 03_managed/memcpy_memset.cu common/standalone.cu -o memcpy_memset
+//   nvcc -std=c++17 -I. 03_managed/memcpy_memset.cu common/standalone.cu -o build/memcpy_memset
+//   (or in 03_managed/: nvcc -std=c++17 -I.. memcpy_memset.cu ../common/standalone.cu
+//       -o ../build/memcpy_memset)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,6 +1,8 @@
 // Section printme: the Unified Memory appendix's smallest example (N.2.1.1): the CPU writes a
 // string into managed memory and a kernel prints it, with no copy in between. Alone:
-//   nvcc -std=c++17 -I. 03_managed/printme.cu common/standalone.cu -o printme
+//   nvcc -std=c++17 -I. 03_managed/printme.cu common/standalone.cu -o build/printme
+//   (or in 03_managed/: nvcc -std=c++17 -I.. printme.cu ../common/standalone.cu
+//       -o ../build/printme)  (on the same line)
 #include "common/check.hpp"
 
 #include <cstdio>

@@ -1,7 +1,9 @@
 // Section properties: which kind of unified-memory system this is, read from one cudaDeviceProp,
 // and managedMemory's promise tried: a kernel writes managed memory, the CPU reads it. (The
 // sections concurrency and system_allocator try what two more attributes predict.) Alone:
-//   nvcc -std=c++17 -I. 03_managed/properties.cpp common/standalone.cu -o properties
+//   nvcc -std=c++17 -I. 03_managed/properties.cpp common/standalone.cu -o build/properties
+//   (or in 03_managed/: nvcc -std=c++17 -I.. properties.cpp ../common/standalone.cu
+//       -o ../build/properties)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 

@@ -1,7 +1,10 @@
 // Section system_allocator: a kernel on malloc, stack and global memory, which CUDA never
 // allocated, where pageableMemoryAccess promises it, and on cudaMallocManaged memory, which every
-// kernel may use. Alone:
-//   nvcc -std=c++17 -I. 03_managed/system_allocator.cu common/standalone.cu -o system_allocator
+// kernel may use. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 03_managed/system_allocator.cu common/standalone.cu
+//       -o build/system_allocator  (on the same line)
+//   (or in 03_managed/: nvcc -std=c++17 -I.. system_allocator.cu ../common/standalone.cu
+//       -o ../build/system_allocator)  (on the same line)
 #include "common/check.hpp"
 
 #include <cstdio>

@@ -1,6 +1,7 @@
 // Section thrash: the CPU and the GPU take turns writing managed memory. On the same page, the
 // page migrates back and forth every round; on separate pages each side keeps its own. Alone:
-//   nvcc -std=c++17 -I. 03_managed/thrash.cu common/standalone.cu -o thrash
+//   nvcc -std=c++17 -I. 03_managed/thrash.cu common/standalone.cu -o build/thrash
+//   (or in 03_managed/: nvcc -std=c++17 -I.. thrash.cu ../common/standalone.cu -o ../build/thrash)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

@@ -1,6 +1,8 @@
 // Section attach_host: the Unified Memory appendix's first stream-association example (N.2.2.4).
 // y is attached to the host, so the CPU may write it while a kernel runs, on every system. Alone:
-//   nvcc -std=c++17 -I. 04_stream_attach/attach_host.cu common/standalone.cu -o attach_host
+//   nvcc -std=c++17 -I. 04_stream_attach/attach_host.cu common/standalone.cu -o build/attach_host
+//   (or in 04_stream_attach/: nvcc -std=c++17 -I.. attach_host.cu ../common/standalone.cu
+//       -o ../build/attach_host)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/step.hpp"

@@ -1,7 +1,10 @@
 // Section attach_wrong_variable: the appendix's second example (x attached to the kernel's stream,
 // y touched by the CPU), then the rules of cudaStreamAttachMemAsync itself. Alone (where
 // concurrentManagedAccess = 0 it ends at the first write, a segmentation fault):
-//   nvcc -std=c++17 -I. 04_stream_attach/attach_wrong_variable.cu common/standalone.cu -o awv
+//   nvcc -std=c++17 -I. 04_stream_attach/attach_wrong_variable.cu common/standalone.cu
+//       -o build/attach_wrong_variable  (on the same line)
+//   (or in 04_stream_attach/: nvcc -std=c++17 -I.. attach_wrong_variable.cu
+//       ../common/standalone.cu -o ../build/attach_wrong_variable)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/step.hpp"

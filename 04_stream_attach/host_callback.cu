@@ -1,6 +1,9 @@
 // Section host_callback: the CPU working on a stream's managed data inside a stream callback
 // (cudaLaunchHostFunc), and a callback that only wakes a waiting host thread. Alone:
-//   nvcc -std=c++17 -I. 04_stream_attach/host_callback.cu common/standalone.cu -o host_callback
+//   nvcc -std=c++17 -I. 04_stream_attach/host_callback.cu common/standalone.cu
+//       -o build/host_callback  (on the same line)
+//   (or in 04_stream_attach/: nvcc -std=c++17 -I.. host_callback.cu ../common/standalone.cu
+//       -o ../build/host_callback)  (on the same line)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

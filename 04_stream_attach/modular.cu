@@ -1,7 +1,9 @@
 // Section modular: why cudaMallocManaged has a cudaMemAttachHost flag (the Unified Memory
 // appendix, N.2.2.6): a component fills a new managed allocation while another thread's kernel
-// runs; then its stream goes away and the memory is handed on. Alone:
-//   nvcc -std=c++17 -I. 04_stream_attach/modular.cu common/standalone.cu -o modular
+// runs; then its stream goes away and the memory is handed on. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 04_stream_attach/modular.cu common/standalone.cu -o build/modular
+//   (or in 04_stream_attach/: nvcc -std=c++17 -I.. modular.cu ../common/standalone.cu
+//       -o ../build/modular)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/step.hpp"

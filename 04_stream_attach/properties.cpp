@@ -1,6 +1,10 @@
 // Section properties: the two device attributes that decide what attaching managed memory to a
 // stream is for, and what concurrentKernels predicts, tried with two kernels in two streams.
 // Alone: nvcc -std=c++17 -I. 04_stream_attach/properties.cpp common/standalone.cu -o properties
+// Built alone, from the course's folder (mkdir -p build first), then ./build/properties:
+//   nvcc -std=c++17 -I. 04_stream_attach/properties.cpp common/standalone.cu -o build/properties
+//   (or in 04_stream_attach/: nvcc -std=c++17 -I.. properties.cpp ../common/standalone.cu
+//       -o ../build/properties)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/step.hpp"

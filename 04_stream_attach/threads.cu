@@ -1,6 +1,8 @@
 // Section threads: the Unified Memory appendix's run_task (N.2.2.5) in 4 host threads at once,
 // each with its data attached to a stream of its own, then in the one stream they share. Alone:
-//   nvcc -std=c++17 -I. 04_stream_attach/threads.cu common/standalone.cu -o threads
+//   nvcc -std=c++17 -I. 04_stream_attach/threads.cu common/standalone.cu -o build/threads
+//   (or in 04_stream_attach/: nvcc -std=c++17 -I.. threads.cu ../common/standalone.cu
+//       -o ../build/threads)  (on the same line)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

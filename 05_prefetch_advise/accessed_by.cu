@@ -1,7 +1,9 @@
 // Section accessed_by: the Unified Memory appendix's write/read/append program (N.1.7 Hardware
 // Coherency), without and with cudaMemAdviseSetAccessedBy for the CPU; then the same advice for
-// a GPU, on pages the CPU wrote. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/accessed_by.cu common/standalone.cu -o accessed_by
+// a GPU, on pages the CPU wrote. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 05_prefetch_advise/accessed_by.cu common/standalone.cu -o build/accessed_by
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. accessed_by.cu ../common/standalone.cu
+//       -o ../build/accessed_by)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,7 +1,10 @@
 // Section accessed_by_peer (2 or more GPUs): managed data lives on GPU 1 and GPU 0 reads it. Do
 // its page faults pull the pages over, or, with cudaMemAdviseSetAccessedBy(GPU 0), does it read
-// them in place over the link, leaving them on GPU 1? Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/accessed_by_peer.cu common/standalone.cu -o abp
+// them in place over the link, leaving them on GPU 1? Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 05_prefetch_advise/accessed_by_peer.cu common/standalone.cu
+//       -o build/accessed_by_peer  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. accessed_by_peer.cu ../common/standalone.cu
+//       -o ../build/accessed_by_peer)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

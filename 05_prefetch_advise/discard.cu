@@ -1,7 +1,9 @@
 // Section discard: does dead data still have to move? A prefetch copies every page; a discard
 // (CUDA 13.0) first says the contents are no longer needed, so the pages may move without their
 // data. Each way to the GPU and back, then a discard of every other chunk. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/discard.cu common/standalone.cu -o discard
+//   nvcc -std=c++17 -I. 05_prefetch_advise/discard.cu common/standalone.cu -o build/discard
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. discard.cu ../common/standalone.cu
+//       -o ../build/discard)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,7 +1,10 @@
 // Section fault_vs_prefetch: how much does a page fault cost? The same managed bytes reach the
 // GPU by page faults, by cudaMemPrefetchAsync and (the baseline) by cudaMemcpy from pinned
-// memory, then come back to the CPU by faults or by a prefetch. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/fault_vs_prefetch.cu common/standalone.cu -o fvp
+// memory, then come back to the CPU by faults or by a prefetch. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 05_prefetch_advise/fault_vs_prefetch.cu common/standalone.cu
+//       -o build/fault_vs_prefetch  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. fault_vs_prefetch.cu ../common/standalone.cu
+//       -o ../build/fault_vs_prefetch)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,6 +1,8 @@
 // Section l2_persist: can a table every thread looks up stay in L2 while a big buffer streams past?
 // Persisting L2, and an access policy window on a stream, then on a graph's kernel node. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/l2_persist.cu common/standalone.cu -o l2_persist
+//   nvcc -std=c++17 -I. 05_prefetch_advise/l2_persist.cu common/standalone.cu -o build/l2_persist
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. l2_persist.cu ../common/standalone.cu
+//       -o ../build/l2_persist)  (on the same line)
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/step.hpp"

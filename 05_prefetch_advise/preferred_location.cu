@@ -1,7 +1,10 @@
 // Section preferred_location: cudaMemAdviseSetPreferredLocation says where pages should live. It
 // moves nothing itself: it changes what the next fault does (map the pages where they are, if
 // the faulting side can), and a prefetch still moves them. Seven cases, each read twice. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/preferred_location.cu common/standalone.cu -o pl
+//   nvcc -std=c++17 -I. 05_prefetch_advise/preferred_location.cu common/standalone.cu
+//       -o build/preferred_location  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. preferred_location.cu
+//       ../common/standalone.cu -o ../build/preferred_location)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

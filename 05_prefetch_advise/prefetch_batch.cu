@@ -1,7 +1,10 @@
 // Section prefetch_batch: many separate managed ranges to one GPU. Which costs less: a prefetch
 // call per range, one cudaMemPrefetchBatchAsync (CUDA 13.0), or one prefetch of the whole span,
-// gaps included? Then one batch that sends ranges to two places. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_batch.cu common/standalone.cu -o pb
+// gaps included? Then one batch that sends ranges to two places. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_batch.cu common/standalone.cu
+//       -o build/prefetch_batch  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. prefetch_batch.cu ../common/standalone.cu
+//       -o ../build/prefetch_batch)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

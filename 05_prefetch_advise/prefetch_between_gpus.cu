@@ -1,7 +1,10 @@
 // Section prefetch_between_gpus (2 or more GPUs): cudaMemPrefetchAsync moves managed pages from
 // one GPU straight to another, with the call that moves them from the host: only the location
 // differs. How fast, beside a peer copy of device memory and a pinned upload? Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_between_gpus.cu common/standalone.cu -o pbg
+//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_between_gpus.cu common/standalone.cu
+//       -o build/prefetch_between_gpus  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. prefetch_between_gpus.cu
+//       ../common/standalone.cu -o ../build/prefetch_between_gpus)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,7 +1,10 @@
 // Section prefetch_flow: foo(stream) from the Programming Guide's Unified Memory appendix (N.3.1)
 // as written there: allocate, initialise on the CPU, prefetch to the GPU, a kernel, prefetch back,
 // synchronize, use on the CPU, free; then foo without its prefetches (faults both ways). Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_flow.cu common/standalone.cu -o prefetch_flow
+//   nvcc -std=c++17 -I. 05_prefetch_advise/prefetch_flow.cu common/standalone.cu
+//       -o build/prefetch_flow  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. prefetch_flow.cu ../common/standalone.cu
+//       -o ../build/prefetch_flow)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

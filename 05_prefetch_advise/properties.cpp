@@ -1,7 +1,9 @@
 // Section properties: what can prefetching and advice do on this device? Four attributes decide
 // it; the walkthrough reads them, then does what each one allows: a prefetch to the GPU, a CPU
-// read of GPU-resident pages, advice on plain malloc memory. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/properties.cpp common/standalone.cu -o properties
+// read of GPU-resident pages, advice on plain malloc memory. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 05_prefetch_advise/properties.cpp common/standalone.cu -o build/properties
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. properties.cpp ../common/standalone.cu
+//       -o ../build/properties)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

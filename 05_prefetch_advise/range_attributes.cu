@@ -1,6 +1,9 @@
 // Section range_attributes: what does cudaMemRangeGetAttribute(s) say after each advice, unset and
 // prefetch on 64 pages of managed memory? And how far does advice on 16 bytes reach? Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/range_attributes.cu common/standalone.cu -o ra
+//   nvcc -std=c++17 -I. 05_prefetch_advise/range_attributes.cu common/standalone.cu
+//       -o build/range_attributes  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. range_attributes.cu ../common/standalone.cu
+//       -o ../build/range_attributes)  (on the same line)
 #include "common/check.hpp"
 #include "common/text.hpp"
 

@@ -1,7 +1,9 @@
 // Section read_mostly: the CPU and a kernel take turns reading the same managed buffer. Without
 // advice each read takes the pages away from the other side; cudaMemAdviseSetReadMostly lets
 // both keep a read-only copy, until a write drops every copy but the writer's. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/read_mostly.cu common/standalone.cu -o read_mostly
+//   nvcc -std=c++17 -I. 05_prefetch_advise/read_mostly.cu common/standalone.cu -o build/read_mostly
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. read_mostly.cu ../common/standalone.cu
+//       -o ../build/read_mostly)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

@@ -1,6 +1,9 @@
 // Section read_mostly_gpus (2+ GPUs): the appendix's ReadMostly loop on every GPU. Without advice
 // the pages move to each reader; with it every GPU keeps a copy until GPU 0 writes. Alone:
-//   nvcc -std=c++17 -I. 05_prefetch_advise/read_mostly_gpus.cu common/standalone.cu -o rmg
+//   nvcc -std=c++17 -I. 05_prefetch_advise/read_mostly_gpus.cu common/standalone.cu
+//       -o build/read_mostly_gpus  (on the same line)
+//   (or in 05_prefetch_advise/: nvcc -std=c++17 -I.. read_mostly_gpus.cu ../common/standalone.cu
+//       -o ../build/read_mostly_gpus)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

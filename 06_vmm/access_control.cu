@@ -1,5 +1,9 @@
 // Section access_control: a mapping alone grants nothing; cuMemSetAccess grants a device no,
 // read-only or read-write access to a range, and cuMemGetAccess says which it has.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/access_control:
+//   nvcc -std=c++17 -I. 06_vmm/access_control.cu common/standalone.cu -o build/access_control
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. access_control.cu ../common/standalone.cu
+//       -o ../build/access_control)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

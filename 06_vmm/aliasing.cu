@@ -1,5 +1,8 @@
 // Section aliasing: one physical allocation at two addresses, and the Programming Guide's
 // foo1/foo2 (Virtual Memory Management, "Virtual Aliasing Support") on them.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/aliasing:
+//   nvcc -std=c++17 -I. 06_vmm/aliasing.cu common/standalone.cu -o build/aliasing
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. aliasing.cu ../common/standalone.cu -o ../build/aliasing)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/driver.hpp"

@@ -1,6 +1,7 @@
 // Section basics: the VMM steps one at a time. Physical memory and addresses are created
 // separately, joined by a mapping, made usable by an access grant, and torn down in reverse.
-//   nvcc -std=c++17 -I. 06_vmm/basics.cu common/standalone.cu -o basics
+//   nvcc -std=c++17 -I. 06_vmm/basics.cu common/standalone.cu -o build/basics
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. basics.cu ../common/standalone.cu -o ../build/basics)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

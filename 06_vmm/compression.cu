@@ -1,4 +1,8 @@
 // Section compression: compressible memory from cuMemCreate; faster for data that compresses?
+// Built alone, from the course's folder (mkdir -p build first), then ./build/compression:
+//   nvcc -std=c++17 -I. 06_vmm/compression.cu common/standalone.cu -o build/compression
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. compression.cu ../common/standalone.cu
+//       -o ../build/compression)  (on the same line)
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"

@@ -1,5 +1,10 @@
 // Section granularity_errors: what cuMemCreate, cuMemAddressReserve and cuMemMap say to sizes,
 // addresses and offsets that break their entries' rules, and the rounding that avoids all of it.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/granularity_errors:
+//   nvcc -std=c++17 -I. 06_vmm/granularity_errors.cu common/standalone.cu
+//       -o build/granularity_errors  (on the same line)
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. granularity_errors.cu ../common/standalone.cu
+//       -o ../build/granularity_errors)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

@@ -1,5 +1,9 @@
 // Section graph_memory: allocating and freeing inside CUDA graphs, with memory nodes built node by
 // node or captured from cudaMallocAsync/cudaFreeAsync (the Guide's "Graph Memory Nodes").
+// Built alone, from the course's folder (mkdir -p build first), then ./build/graph_memory:
+//   nvcc -std=c++17 -I. 06_vmm/graph_memory.cu common/standalone.cu -o build/graph_memory
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. graph_memory.cu ../common/standalone.cu
+//       -o ../build/graph_memory)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

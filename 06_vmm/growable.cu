@@ -1,5 +1,6 @@
 // Section growable: "realloc" for device memory, copying (cudaMalloc) and in place (VMM).
-//   nvcc -std=c++17 -I. 06_vmm/growable.cu common/standalone.cu -o growable
+//   nvcc -std=c++17 -I. 06_vmm/growable.cu common/standalone.cu -o build/growable
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. growable.cu ../common/standalone.cu -o ../build/growable)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

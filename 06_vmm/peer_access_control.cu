@@ -1,4 +1,9 @@
 // Section peer_access_control (2 GPUs): peer access opens all cudaMalloc memory, VMM one range.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/peer_access_control:
+//   nvcc -std=c++17 -I. 06_vmm/peer_access_control.cu common/standalone.cu
+//       -o build/peer_access_control  (on the same line)
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. peer_access_control.cu ../common/standalone.cu
+//       -o ../build/peer_access_control)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

@@ -1,5 +1,9 @@
 // Section pool_access (2 or more GPUs): which GPUs may use a pool's memory. A pool's blocks are
 // its own GPU's only, peer access or not, until cudaMemPoolSetAccess grants another GPU the pool.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pool_access:
+//   nvcc -std=c++17 -I. 06_vmm/pool_access.cu common/standalone.cu -o build/pool_access
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. pool_access.cu ../common/standalone.cu
+//       -o ../build/pool_access)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/step.hpp"

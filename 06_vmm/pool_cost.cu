@@ -1,7 +1,9 @@
 // Section pool_cost: what does a pool's release threshold cost? A loop allocates from a pool, lets
 // a kernel use the block, frees it and synchronizes, on three pools, with the threshold at 0 and at
-// UINT64_MAX; then a trim. Alone:
-//   nvcc -std=c++17 -I. 06_vmm/pool_cost.cu common/standalone.cu -o pool_cost
+// UINT64_MAX; then a trim. Alone (mkdir -p build first):
+//   nvcc -std=c++17 -I. 06_vmm/pool_cost.cu common/standalone.cu -o build/pool_cost
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. pool_cost.cu ../common/standalone.cu
+//       -o ../build/pool_cost)  (on the same line)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

@@ -1,6 +1,10 @@
 // Section pool_threshold: what the stream-ordered allocator's pool keeps. Memory freed with
 // cudaFreeAsync stays in the pool until a synchronize, when a pool above its release threshold
 // tries to give it back.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pool_threshold:
+//   nvcc -std=c++17 -I. 06_vmm/pool_threshold.cu common/standalone.cu -o build/pool_threshold
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. pool_threshold.cu ../common/standalone.cu
+//       -o ../build/pool_threshold)  (on the same line)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

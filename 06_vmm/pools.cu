@@ -1,5 +1,8 @@
 // Section pools: a pool of one's own, with its own properties (where its memory lives, how large
 // it may grow) and attributes, apart from the default pool.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pools:
+//   nvcc -std=c++17 -I. 06_vmm/pools.cu common/standalone.cu -o build/pools
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. pools.cu ../common/standalone.cu -o ../build/pools)
 #include "common/check.hpp"
 #include "common/step.hpp"
 

@@ -1,4 +1,8 @@
 // Section remapping: one range of addresses, other memory behind it over time; what is forbidden.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/remapping:
+//   nvcc -std=c++17 -I. 06_vmm/remapping.cu common/standalone.cu -o build/remapping
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. remapping.cu ../common/standalone.cu
+//       -o ../build/remapping)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

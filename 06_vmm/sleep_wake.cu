@@ -1,5 +1,9 @@
 // Section sleep_wake: give a buffer's physical memory back to the driver while keeping its
 // addresses, then put memory behind the same addresses again.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/sleep_wake:
+//   nvcc -std=c++17 -I. 06_vmm/sleep_wake.cu common/standalone.cu -o build/sleep_wake
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. sleep_wake.cu ../common/standalone.cu
+//       -o ../build/sleep_wake)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

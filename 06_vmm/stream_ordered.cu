@@ -1,5 +1,9 @@
 // Section stream_ordered: cudaMallocAsync and cudaFreeAsync, which allocate and free in stream
 // order from a pool of VMM memory: what waits, what is reused, what another stream must wait for.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/stream_ordered:
+//   nvcc -std=c++17 -I. 06_vmm/stream_ordered.cu common/standalone.cu -o build/stream_ordered
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. stream_ordered.cu ../common/standalone.cu
+//       -o ../build/stream_ordered)  (on the same line)
 #include "common/busy.hpp"
 #include "common/check.hpp"
 #include "common/patterns.hpp"

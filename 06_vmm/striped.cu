@@ -1,4 +1,7 @@
 // Section striped (2 or more GPUs): one range of addresses, each chunk's memory on another GPU.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/striped:
+//   nvcc -std=c++17 -I. 06_vmm/striped.cu common/standalone.cu -o build/striped
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. striped.cu ../common/standalone.cu -o ../build/striped)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

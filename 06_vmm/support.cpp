@@ -1,6 +1,7 @@
 // Section support: can this device do virtual memory management (VMM), and in what granularity
 // does it hand out memory? Both are questions for the driver API.
-//   nvcc -std=c++17 -I. 06_vmm/support.cpp common/standalone.cu -o support
+//   nvcc -std=c++17 -I. 06_vmm/support.cpp common/standalone.cu -o build/support
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. support.cpp ../common/standalone.cu -o ../build/support)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 

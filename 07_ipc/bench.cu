@@ -1,4 +1,7 @@
 // Section bench: what IPC saves, against sending the bytes and uploading a copy.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/bench:
+//   nvcc -std=c++17 -I. 07_ipc/bench.cu common/standalone.cu -o build/bench
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. bench.cu ../common/standalone.cu -o ../build/bench)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/process.hpp"

@@ -1,6 +1,10 @@
 // Section checkpoint: can a running process's GPU memory leave the GPU and come back? A parent
 // locks a child that holds a pattern in device memory, checkpoints it, restores and unlocks it.
 // Alone: nvcc -std=c++17 -I. 07_ipc/checkpoint.cu common/standalone.cu -o checkpoint
+// Built alone, from the course's folder (mkdir -p build first), then ./build/checkpoint:
+//   nvcc -std=c++17 -I. 07_ipc/checkpoint.cu common/standalone.cu -o build/checkpoint
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. checkpoint.cu ../common/standalone.cu
+//       -o ../build/checkpoint)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

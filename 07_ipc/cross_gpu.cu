@@ -1,4 +1,8 @@
 // Section cross_gpu (2 or more GPUs): workers on other GPUs than the master's use its memory.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/cross_gpu:
+//   nvcc -std=c++17 -I. 07_ipc/cross_gpu.cu common/standalone.cu -o build/cross_gpu
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. cross_gpu.cu ../common/standalone.cu
+//       -o ../build/cross_gpu)  (on the same line)
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/process.hpp"

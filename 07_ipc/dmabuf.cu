@@ -1,4 +1,7 @@
 // Section dmabuf: device memory handed out as a Linux dma-buf, for NICs and other drivers.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/dmabuf:
+//   nvcc -std=c++17 -I. 07_ipc/dmabuf.cu common/standalone.cu -o build/dmabuf
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. dmabuf.cu ../common/standalone.cu -o ../build/dmabuf)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/vmm.hpp"

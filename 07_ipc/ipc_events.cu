@@ -1,4 +1,8 @@
 // Section ipc_events: a producer/consumer pipeline across processes, ordered by an IPC event.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/ipc_events:
+//   nvcc -std=c++17 -I. 07_ipc/ipc_events.cu common/standalone.cu -o build/ipc_events
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. ipc_events.cu ../common/standalone.cu
+//       -o ../build/ipc_events)  (on the same line)
 #include "common/busy.hpp"  // launch_busy, and check.hpp's CUDA_CHECK
 #include "common/patterns.hpp"
 #include "common/process.hpp"

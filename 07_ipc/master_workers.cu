@@ -1,5 +1,9 @@
 // Section master_workers: the Programming Guide's interprocess communication scenario. A master
 // puts a batch on the GPU once; worker processes open its IPC handles and use it in place.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/master_workers:
+//   nvcc -std=c++17 -I. 07_ipc/master_workers.cu common/standalone.cu -o build/master_workers
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. master_workers.cu ../common/standalone.cu
+//       -o ../build/master_workers)  (on the same line)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/process.hpp"

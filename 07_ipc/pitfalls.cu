@@ -1,4 +1,7 @@
 // Section pitfalls (fault demo): IPC calls used the wrong way, each with what it returns.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pitfalls:
+//   nvcc -std=c++17 -I. 07_ipc/pitfalls.cu common/standalone.cu -o build/pitfalls
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. pitfalls.cu ../common/standalone.cu -o ../build/pitfalls)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

@@ -1,4 +1,7 @@
 // Section pool_ipc: a pool shared once, as a file descriptor; its blocks by their export data.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/pool_ipc:
+//   nvcc -std=c++17 -I. 07_ipc/pool_ipc.cu common/standalone.cu -o build/pool_ipc
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. pool_ipc.cu ../common/standalone.cu -o ../build/pool_ipc)
 #include "common/check.hpp"
 #include "common/patterns.hpp"
 #include "common/process.hpp"

@@ -1,4 +1,8 @@
 // Section properties: what this device offers for sharing memory and events between processes.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/properties:
+//   nvcc -std=c++17 -I. 07_ipc/properties.cpp common/standalone.cu -o build/properties
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. properties.cpp ../common/standalone.cu
+//       -o ../build/properties)  (on the same line)
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/driver.hpp"

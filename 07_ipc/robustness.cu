@@ -1,4 +1,8 @@
 // Section robustness: nobody waits for ever on another process.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/robustness:
+//   nvcc -std=c++17 -I. 07_ipc/robustness.cu common/standalone.cu -o build/robustness
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. robustness.cu ../common/standalone.cu
+//       -o ../build/robustness)  (on the same line)
 #include "common/busy.hpp"  // launch_busy, and check.hpp's CUDA_CHECK
 #include "common/process.hpp"
 #include <poll.h>

@@ -1,4 +1,7 @@
 // Section vmm_fd: a VMM allocation handed to another process as a file descriptor.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/vmm_fd:
+//   nvcc -std=c++17 -I. 07_ipc/vmm_fd.cu common/standalone.cu -o build/vmm_fd
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. vmm_fd.cu ../common/standalone.cu -o ../build/vmm_fd)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

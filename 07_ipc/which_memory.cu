@@ -1,4 +1,8 @@
 // Section which_memory: every kind of memory against the three ways of sharing it.
+// Built alone, from the course's folder (mkdir -p build first), then ./build/which_memory:
+//   nvcc -std=c++17 -I. 07_ipc/which_memory.cu common/standalone.cu -o build/which_memory
+//   (or in 07_ipc/: nvcc -std=c++17 -I.. which_memory.cu ../common/standalone.cu
+//       -o ../build/which_memory)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"

@@ -192,8 +192,7 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
               small);
     // Bytes in use, read from cudaMemGetInfo: the whole device's count, so measured (another
     // process may allocate meanwhile), and not judged under compute-sanitizer, which takes device
-    // memory of its own. Old and new buffer held give 1.5 times the new size, the new one alone
-    // 1.0: the threshold sits halfway, where neither can pass for the other.
+    // memory of its own. Old and new held: 1.5 times the new size; the new alone: 1.0; halfway.
     ctx.claim(tutorial::at_least("copy_peak",
                                  "doubling by copying holds old and new buffer at once (peak in "
                                  "use / new size)",

@@ -58,7 +58,9 @@ else()
   if(build_shown MATCHES "[ '\"]")
     set(build_shown "\"${build_shown}\"")
   endif()
-  if(EXISTS "${here}/CMakePresets.json" AND build_shown STREQUAL "build")
+  # Presets (version 6) need CMake 3.25: with an older one, the plain form.
+  if(EXISTS "${here}/CMakePresets.json" AND build_shown STREQUAL "build"
+     AND NOT CMAKE_VERSION VERSION_LESS 3.25)
     set(exercises_command "ctest --preset exercise")
     set(full_sanitize_command "ctest --preset sanitize-full")
   else()
