@@ -12,11 +12,139 @@
 #include <vector>
 namespace {
 
+// The experiment is walkthrough(), below these declarations: one allocation pattern replayed on
+// two allocators within one budget of device memory, then a request for a quarter of it. The
+// allocators' code and the replay follow the walkthrough.
+
 // One event of an allocation pattern: allocation `id` of `bytes`, or (bytes 0) its free.
 struct Event {
     int id;
     std::size_t bytes;
 };
+// The pattern: a forward pass through 12 layers, each with an output kept and a workspace freed.
+std::vector<Event> training_step(std::size_t budget);
+
+// What an allocator hands out and holds, and its largest free block.
+struct Books {
+    std::size_t used = 0;  // in blocks handed out
+    std::size_t held = 0;  // taken from the device: cudaMalloc'd, or mapped
+    std::size_t largest_free = 0;
+};
+
+// A block still in use at the end of a replay: where, how large, its values read wrong.
+struct Kept {
+    CUdeviceptr address;
+    std::size_t bytes;
+    std::size_t wrong;
+};
+
+// What a replay found: the books after each event and after the large request, the device
+// memory taken meanwhile, the answer, and what the blocks still in use read back.
+struct Replay {
+    std::vector<Books> after;        // after each event of the pattern, then after the request
+    std::vector<std::size_t> taken;  // device memory taken meanwhile (cudaMemGetInfo)
+    bool pattern_fit = true;         // every allocation of the pattern was served
+    bool served = false;             // ...and the large request
+    std::vector<Kept> kept;          // the blocks in use at the end, the large one last
+    std::size_t wrong = 0;           // values not found where they were written, in all
+};
+
+// The pattern, then the large request, on `allocator` (defined after the walkthrough).
+template <typename Allocator>
+Replay replay(Allocator& allocator, const std::vector<Event>& events, std::size_t request);
+
+// The blocks an allocator has carved out of device memory, by address: how large, in use or
+// free, and the segment (one cudaMalloc) each belongs to. Blocks of two segments never merge.
+struct Block {
+    std::size_t bytes;
+    bool used;
+    CUdeviceptr segment;
+};
+using Blocks = std::map<CUdeviceptr, Block>;
+
+// 1. A caching allocator, as deep learning frameworks have on cudaMalloc: it keeps what is
+//    freed and serves later requests from it; a new segment only when no free block fits.
+class CachingAllocator {
+public:
+    explicit CachingAllocator(std::size_t budget) : budget_(budget) {}
+    ~CachingAllocator();  // its segments go back with cudaFree
+    CachingAllocator(const CachingAllocator&) = delete;
+    CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+    // nullptr: refused, since no free block fits and a new segment would pass the budget.
+    void* allocate(std::size_t bytes);
+    void free(void* pointer);
+    Books books() const;
+
+private:
+    void release_free_segments();  // before refusing: segments with nothing in use go back
+
+    std::size_t budget_;
+    std::size_t reserved_ = 0;
+    std::map<CUdeviceptr, std::size_t> segments_;  // address -> bytes
+    Blocks blocks_;
+};
+
+// 2. An expandable segment: one range of addresses for the whole budget, reserved once, with
+//    physical memory mapped behind it chunk by chunk as far as its blocks reach, and no further.
+class ExpandableSegment {
+public:
+    ExpandableSegment(int device, std::size_t budget);  // reserves the addresses, maps nothing
+    ~ExpandableSegment();  // the last chunks unmapped and released, the addresses freed
+    ExpandableSegment(const ExpandableSegment&) = delete;
+    ExpandableSegment& operator=(const ExpandableSegment&) = delete;
+
+    // nullptr: refused, since the budget's addresses are used up.
+    void* allocate(std::size_t bytes);
+    void free(void* pointer);
+    Books books() const;
+    std::size_t chunk() const { return chunk_; }
+
+private:
+    void grow();    // one more chunk, mapped right after the last one
+    void shrink();  // the last chunk unmapped and released
+    std::size_t mapped() const { return chunks_.size() * chunk_; }
+
+    CUmemAllocationProp prop_{};
+    CUmemAccessDesc access_{};
+    std::size_t chunk_ = 0;
+    CUdeviceptr base_ = 0;
+    std::size_t reserved_ = 0;
+    std::size_t end_ = 0;  // where the last block ends: what must be mapped
+    std::vector<CUmemGenericAllocationHandle> chunks_;
+    Blocks blocks_;
+};
+
+struct Found {
+    std::size_t request = 0;  // the large request, after the pattern
+    Replay caching, segment;
+    std::size_t chunk = 0;  // the expandable segment's granularity
+};
+
+Found walkthrough(int device, std::size_t budget) {
+    Found found;
+    // The pattern, and then a large request: a quarter of the budget (a longer batch, say).
+    const std::vector<Event> events = training_step(budget);
+    found.request = std::size_t(0.25 * static_cast<double>(budget)) / 4096 * 4096;
+
+    // 1. The caching allocator replays it on cudaMalloc'd segments, within the budget.
+    {
+        CachingAllocator caching(budget);
+        tutorial::step("replay on the caching allocator");
+        found.caching = replay(caching, events, found.request);
+        tutorial::step_end();
+    }  // its segments go back with cudaFree
+
+    // 2. The expandable segment replays it in one reserved range, mapping 2 MiB chunks.
+    {
+        ExpandableSegment segment(device, budget);
+        found.chunk = segment.chunk();
+        tutorial::step("replay on the expandable segment");
+        found.segment = replay(segment, events, found.request);
+        tutorial::step_end();
+    }  // its last chunks are unmapped and released, its addresses freed
+    return found;
+}
 
 // The pattern both allocators replay, in fractions of the budget: a forward pass through 12
 // layers whose activations grow by 5% a layer, in assorted sizes. Each layer allocates its
@@ -36,15 +164,6 @@ std::vector<Event> training_step(std::size_t budget) {
     }
     return events;
 }
-
-// The blocks an allocator has carved out of device memory, by address: how large, in use or
-// free, and the segment (one cudaMalloc) each belongs to. Blocks of two segments never merge.
-struct Block {
-    std::size_t bytes;
-    bool used;
-    CUdeviceptr segment;
-};
-using Blocks = std::map<CUdeviceptr, Block>;
 
 // Best fit: the smallest free block of at least `bytes`, or blocks.end().
 Blocks::iterator best_fit(Blocks& blocks, std::size_t bytes) {
@@ -88,13 +207,6 @@ Blocks::iterator give_back(Blocks& blocks, CUdeviceptr address) {
     return it;
 }
 
-// What an allocator hands out and holds, and its largest free block.
-struct Books {
-    std::size_t used = 0;  // in blocks handed out
-    std::size_t held = 0;  // taken from the device: cudaMalloc'd, or mapped
-    std::size_t largest_free = 0;
-};
-
 Books books_of(const Blocks& blocks, std::size_t held) {
     Books books{0, held, 0};
     for (const auto& [address, block] : blocks) {
@@ -110,151 +222,119 @@ std::size_t round_up(std::size_t bytes, std::size_t multiple) {
     return (bytes + multiple - 1) / multiple * multiple;
 }
 
-// 1. A caching allocator, as deep learning frameworks have on cudaMalloc: it keeps what is
-//    freed and serves later requests from it; a new segment only when no free block fits.
-class CachingAllocator {
-public:
-    explicit CachingAllocator(std::size_t budget) : budget_(budget) {}
-    ~CachingAllocator() {
-        for (const auto& [address, bytes] : segments_)
-            CUDA_CHECK(cudaFree(reinterpret_cast<void*>(address)));
-    }
-    CachingAllocator(const CachingAllocator&) = delete;
-    CachingAllocator& operator=(const CachingAllocator&) = delete;
+// 1. The caching allocator.
+CachingAllocator::~CachingAllocator() {
+    for (const auto& [address, bytes] : segments_)
+        CUDA_CHECK(cudaFree(reinterpret_cast<void*>(address)));
+}
 
-    // nullptr: refused, since no free block fits and a new segment would pass the budget.
-    void* allocate(std::size_t bytes) {
-        bytes = round_up(bytes, 512);
-        auto it = best_fit(blocks_, bytes);
-        if (it == blocks_.end()) {
-            const std::size_t segment = round_up(bytes, 2 << 20);
-            if (reserved_ + segment > budget_) release_free_segments();
-            if (reserved_ + segment > budget_) return nullptr;  // cudaMalloc is never asked
-            void* memory = nullptr;
-            CUDA_CHECK(cudaMalloc(&memory, segment));
-            const CUdeviceptr address = reinterpret_cast<CUdeviceptr>(memory);
-            segments_[address] = segment;
-            reserved_ += segment;
-            it = blocks_.emplace(address, Block{segment, false, address}).first;
+void* CachingAllocator::allocate(std::size_t bytes) {
+    bytes = round_up(bytes, 512);
+    auto it = best_fit(blocks_, bytes);
+    if (it == blocks_.end()) {
+        const std::size_t segment = round_up(bytes, 2 << 20);
+        if (reserved_ + segment > budget_) release_free_segments();
+        if (reserved_ + segment > budget_) return nullptr;  // cudaMalloc is never asked
+        void* memory = nullptr;
+        CUDA_CHECK(cudaMalloc(&memory, segment));
+        const CUdeviceptr address = reinterpret_cast<CUdeviceptr>(memory);
+        segments_[address] = segment;
+        reserved_ += segment;
+        it = blocks_.emplace(address, Block{segment, false, address}).first;
+    }
+    return reinterpret_cast<void*>(take(blocks_, it, bytes));
+}
+
+void CachingAllocator::free(void* pointer) {
+    give_back(blocks_, reinterpret_cast<CUdeviceptr>(pointer));
+}
+
+Books CachingAllocator::books() const {
+    return books_of(blocks_, reserved_);
+}
+
+void CachingAllocator::release_free_segments() {
+    for (auto it = segments_.begin(); it != segments_.end();) {
+        const Block& first = blocks_.at(it->first);
+        if (first.used || first.bytes != it->second) {
+            ++it;
+            continue;
         }
-        return reinterpret_cast<void*>(take(blocks_, it, bytes));
+        CUDA_CHECK(cudaFree(reinterpret_cast<void*>(it->first)));
+        blocks_.erase(it->first);
+        reserved_ -= it->second;
+        it = segments_.erase(it);
     }
-    void free(void* pointer) { give_back(blocks_, reinterpret_cast<CUdeviceptr>(pointer)); }
-    Books books() const { return books_of(blocks_, reserved_); }
+}
 
-private:
-    // Before refusing: segments with nothing in use go back to the driver.
-    void release_free_segments() {
-        for (auto it = segments_.begin(); it != segments_.end();) {
-            const Block& first = blocks_.at(it->first);
-            if (first.used || first.bytes != it->second) {
-                ++it;
-                continue;
-            }
-            CUDA_CHECK(cudaFree(reinterpret_cast<void*>(it->first)));
-            blocks_.erase(it->first);
-            reserved_ -= it->second;
-            it = segments_.erase(it);
-        }
+// 2. The expandable segment.
+ExpandableSegment::ExpandableSegment(int device, std::size_t budget) {
+    const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
+    const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
+    prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop_.location.id = device;
+    access_.location = prop_.location;
+    access_.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU_CHECK(cuMemGetAllocationGranularity(&chunk_, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    reserved_ = round_up(budget, chunk_);
+    CU_CHECK(cuMemAddressReserve(&base_, reserved_, 0, 0, 0));  // addresses only
+}
+
+ExpandableSegment::~ExpandableSegment() {
+    const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
+    while (!chunks_.empty()) shrink();
+    CU_CHECK(cuMemAddressFree(base_, reserved_));
+}
+
+// A free block that fits, else a new one at the end, with chunks mapped to cover it.
+void* ExpandableSegment::allocate(std::size_t bytes) {
+    bytes = round_up(bytes, 512);
+    auto it = best_fit(blocks_, bytes);
+    if (it == blocks_.end()) {
+        if (end_ + bytes > reserved_) return nullptr;  // the budget's addresses are used up
+        while (mapped() < end_ + bytes) grow();
+        it = blocks_.emplace(base_ + end_, Block{bytes, false, base_}).first;
+        end_ += bytes;
     }
+    return reinterpret_cast<void*>(take(blocks_, it, bytes));
+}
 
-    std::size_t budget_;
-    std::size_t reserved_ = 0;
-    std::map<CUdeviceptr, std::size_t> segments_;  // address -> bytes
-    Blocks blocks_;
-};
-
-// 2. An expandable segment: one range of addresses for the whole budget, reserved once, with
-//    physical memory mapped behind it chunk by chunk as far as its blocks reach, and no further.
-class ExpandableSegment {
-public:
-    ExpandableSegment(int device, std::size_t budget) {
-        const auto cuMemGetAllocationGranularity = DRIVER_FUNCTION(cuMemGetAllocationGranularity);
-        const auto cuMemAddressReserve = DRIVER_FUNCTION(cuMemAddressReserve);
-        prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-        prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        prop_.location.id = device;
-        access_.location = prop_.location;
-        access_.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        CU_CHECK(cuMemGetAllocationGranularity(&chunk_, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-        reserved_ = round_up(budget, chunk_);
-        CU_CHECK(cuMemAddressReserve(&base_, reserved_, 0, 0, 0));  // addresses only
+// A free block at the end goes, and so do the chunks behind the last block in use.
+void ExpandableSegment::free(void* pointer) {
+    const auto it = give_back(blocks_, reinterpret_cast<CUdeviceptr>(pointer));
+    if (std::next(it) == blocks_.end()) {
+        end_ = it->first - base_;
+        blocks_.erase(it);
     }
-    ~ExpandableSegment() {
-        const auto cuMemAddressFree = DRIVER_FUNCTION(cuMemAddressFree);
-        while (!chunks_.empty()) shrink();
-        CU_CHECK(cuMemAddressFree(base_, reserved_));
-    }
-    ExpandableSegment(const ExpandableSegment&) = delete;
-    ExpandableSegment& operator=(const ExpandableSegment&) = delete;
+    while (mapped() >= end_ + chunk_) shrink();
+}
 
-    // A free block that fits, else a new one at the end, with chunks mapped to cover it.
-    void* allocate(std::size_t bytes) {
-        bytes = round_up(bytes, 512);
-        auto it = best_fit(blocks_, bytes);
-        if (it == blocks_.end()) {
-            if (end_ + bytes > reserved_) return nullptr;  // the budget's addresses are used up
-            while (mapped() < end_ + bytes) grow();
-            it = blocks_.emplace(base_ + end_, Block{bytes, false, base_}).first;
-            end_ += bytes;
-        }
-        return reinterpret_cast<void*>(take(blocks_, it, bytes));
-    }
-    // A free block at the end goes, and so do the chunks behind the last block in use.
-    void free(void* pointer) {
-        const auto it = give_back(blocks_, reinterpret_cast<CUdeviceptr>(pointer));
-        if (std::next(it) == blocks_.end()) {
-            end_ = it->first - base_;
-            blocks_.erase(it);
-        }
-        while (mapped() >= end_ + chunk_) shrink();
-    }
-    Books books() const { return books_of(blocks_, mapped()); }
-    std::size_t chunk() const { return chunk_; }
+Books ExpandableSegment::books() const {
+    return books_of(blocks_, mapped());
+}
 
-    // Grow: one more chunk of physical memory, mapped right after the last one, made usable.
-    void grow() {
-        const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
-        const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
-        const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
-        const CUdeviceptr at = base_ + mapped();
-        CUmemGenericAllocationHandle chunk = 0;
-        CU_CHECK(cuMemCreate(&chunk, chunk_, &prop_, 0));
-        CU_CHECK(cuMemMap(at, chunk_, 0, chunk, 0));
-        CU_CHECK(cuMemSetAccess(at, chunk_, &access_, 1));  // a new mapping starts with none
-        chunks_.push_back(chunk);
-    }
-    // Shrink: the last chunk unmapped and released; its memory goes back to the driver.
-    void shrink() {
-        const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
-        const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
-        CU_CHECK(cuMemUnmap(base_ + mapped() - chunk_, chunk_));
-        CU_CHECK(cuMemRelease(chunks_.back()));
-        chunks_.pop_back();
-    }
+// Grow: one more chunk of physical memory, mapped right after the last one, made usable.
+void ExpandableSegment::grow() {
+    const auto cuMemCreate = DRIVER_FUNCTION(cuMemCreate);
+    const auto cuMemMap = DRIVER_FUNCTION(cuMemMap);
+    const auto cuMemSetAccess = DRIVER_FUNCTION(cuMemSetAccess);
+    const CUdeviceptr at = base_ + mapped();
+    CUmemGenericAllocationHandle chunk = 0;
+    CU_CHECK(cuMemCreate(&chunk, chunk_, &prop_, 0));
+    CU_CHECK(cuMemMap(at, chunk_, 0, chunk, 0));
+    CU_CHECK(cuMemSetAccess(at, chunk_, &access_, 1));  // a new mapping starts with none
+    chunks_.push_back(chunk);
+}
 
-private:
-    std::size_t mapped() const { return chunks_.size() * chunk_; }
-
-    CUmemAllocationProp prop_{};
-    CUmemAccessDesc access_{};
-    std::size_t chunk_ = 0;
-    CUdeviceptr base_ = 0;
-    std::size_t reserved_ = 0;
-    std::size_t end_ = 0;  // where the last block ends: what must be mapped
-    std::vector<CUmemGenericAllocationHandle> chunks_;
-    Blocks blocks_;
-};
-
-// What a replay found: the books after each event and after the large request, the device
-// memory taken meanwhile, the answer, and the values not found where they were written.
-struct Replay {
-    std::vector<Books> after;        // after each event of the pattern, then after the request
-    std::vector<std::size_t> taken;  // device memory taken meanwhile (cudaMemGetInfo)
-    bool pattern_fit = true;         // every allocation of the pattern was served
-    bool served = false;             // ...and the large request
-    std::size_t wrong = 0;
-};
+// Shrink: the last chunk unmapped and released; its memory goes back to the driver.
+void ExpandableSegment::shrink() {
+    const auto cuMemUnmap = DRIVER_FUNCTION(cuMemUnmap);
+    const auto cuMemRelease = DRIVER_FUNCTION(cuMemRelease);
+    CU_CHECK(cuMemUnmap(base_ + mapped() - chunk_, chunk_));
+    CU_CHECK(cuMemRelease(chunks_.back()));
+    chunks_.pop_back();
+}
 
 std::size_t free_device_memory_now() {
     std::size_t free_bytes = 0;
@@ -297,40 +377,13 @@ Replay replay(Allocator& allocator, const std::vector<Event>& events, std::size_
         fill_on_device(large, request / sizeof(std::uint32_t), large_id);
     }
     note();
-    for (const auto& [id, block] : live)
-        found.wrong += mismatches_on_device(block.first, block.second, id);
+    for (const auto& [id, block] : live) {
+        const std::size_t wrong = mismatches_on_device(block.first, block.second, id);
+        found.kept.push_back({reinterpret_cast<CUdeviceptr>(block.first),
+                              block.second * sizeof(std::uint32_t), wrong});
+        found.wrong += wrong;
+    }
     for (const auto& [id, block] : live) allocator.free(block.first);
-    return found;
-}
-
-struct Found {
-    std::size_t request = 0;  // the large request, after the pattern
-    Replay caching, segment;
-    std::size_t chunk = 0;  // the expandable segment's granularity
-};
-
-Found walkthrough(int device, std::size_t budget) {
-    Found found;
-    // The pattern, and then a large request: a quarter of the budget (a longer batch, say).
-    const std::vector<Event> events = training_step(budget);
-    found.request = std::size_t(0.25 * static_cast<double>(budget)) / 4096 * 4096;
-
-    // 1. The caching allocator replays it on cudaMalloc'd segments, within the budget.
-    {
-        CachingAllocator caching(budget);
-        tutorial::step("replay on the caching allocator");
-        found.caching = replay(caching, events, found.request);
-        tutorial::step_end();
-    }  // its segments go back with cudaFree
-
-    // 2. The expandable segment replays it in one reserved range, mapping 2 MiB chunks.
-    {
-        ExpandableSegment segment(device, budget);
-        found.chunk = segment.chunk();
-        tutorial::step("replay on the expandable segment");
-        found.segment = replay(segment, events, found.request);
-        tutorial::step_end();
-    }  // its last chunks are unmapped and released, its addresses freed
     return found;
 }
 
@@ -347,9 +400,9 @@ int main() {
                 mib(f.request));
     std::printf(
         "caching allocator: %s; it held %.1f MiB, %.1f MiB in use, %.1f MiB free in\n"
-        "  blocks, the largest %.1f MiB\n",
+        "  blocks (%.2f times the request), the largest %.1f MiB\n",
         f.caching.served ? "served" : "refused", mib(c.held), mib(c.used), mib(c.held - c.used),
-        mib(c.largest_free));
+        mib(c.held - c.used) / mib(f.request), mib(c.largest_free));
     const Books& s = f.segment.after.back();
     std::printf("expandable segment: %s; %.1f MiB mapped for %.1f MiB in use\n",
                 f.segment.served ? "served" : "refused", mib(s.held), mib(s.used));
