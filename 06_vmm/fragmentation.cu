@@ -1,6 +1,9 @@
 // Section fragmentation: why can a caching allocator refuse a request while its free blocks add
 // up to more, and how does one growing range of addresses (an "expandable segment") avoid it?
-// Alone: nvcc -std=c++17 -I. 06_vmm/fragmentation.cu common/standalone.cu -o fragmentation
+// Alone:
+//   nvcc -std=c++17 -I. 06_vmm/fragmentation.cu common/standalone.cu -o build/fragmentation
+//   (or in 06_vmm/: nvcc -std=c++17 -I.. fragmentation.cu ../common/standalone.cu
+//       -o ../build/fragmentation)  (on the same line)
 #include "common/check.hpp"
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
