@@ -88,7 +88,9 @@ Found walkthrough(std::size_t bytes, int rounds) {
 #include <cstdio>
 
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{16} << 20, 3);
+    times.print();
     std::printf("A kernel wrote 16 MiB through the cudaHostAlloc pointer: %zu values wrong.\n",
                 found.wrong);
     std::printf("cudaHostGetDevicePointer returned %s.\n",

@@ -116,7 +116,9 @@ int main() {
         std::printf("a buffer for every GPU needs 2 GPUs to show; this machine has %d\n", gpus);
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0, gpus, std::size_t{4} << 20, 3);
+    times.print();
     std::printf("cudaHostGetFlags: Portable buffer %#x, Default buffer %#x\n", found.flags[0],
                 found.flags[1]);
     for (std::size_t i = 0; i < found.in_place.size(); ++i) {

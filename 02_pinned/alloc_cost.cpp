@@ -82,7 +82,9 @@ Found walkthrough(std::size_t bytes) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{256} << 20);
+    times.print();
     std::printf("256 MiB: pinned memory seen as host memory: %s; malloc memory unknown to CUDA "
                 "before and after registration: %s\n",
                 found.pinned_seen ? "yes" : "NO", found.plain_seen ? "yes" : "NO");

@@ -175,7 +175,9 @@ Found walkthrough(std::size_t bytes, int rounds, int most_streams) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, 256, 8);
+    times.print();
     std::printf("64 MiB copied 4 ways and through the pipeline with K = 1 to 8 streams: %d copies "
                 "and %zu results wrong\n",
                 found.wrong_copies, found.wrong_results);

@@ -184,7 +184,9 @@ std::vector<Answer> wrong_attributes() {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const std::size_t wrong = walkthrough(4096);
+    times.print();
     std::printf("4096 pieces of 4 KiB, 5 ways: %zu values arrived wrong\n", wrong);
     for (const Answer& a : wrong_attributes())
         std::printf("%-55s -> %s\n", a.what, cudaGetErrorName(a.got));

@@ -135,7 +135,9 @@ void kernel_without_access() {
 // The walkthrough; with the argument no-access, the kernel without access instead (it faults).
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "no-access") kernel_without_access();
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(0, std::size_t{64} << 20);
+    times.print();
     std::printf("64 MiB from a pool of pinned host memory: the CPU used it before any access "
                 "call: %s; a kernel's values after cudaMemPoolSetAccess: %zu wrong; the current "
                 "host pool could be set and read back: %s\n",

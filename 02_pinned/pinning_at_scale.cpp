@@ -160,7 +160,9 @@ Found walkthrough(std::size_t bytes, int threads) {
 int main() {
     const int threads =
         std::max(1, std::min(16, static_cast<int>(std::thread::hardware_concurrency())));
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{1} << 30, threads);
+    times.print();
     std::printf("1 GiB pinned 4 ways (T = %d threads): pinned every time: %s; %zu marked values "
                 "wrong; %zu MiB on huge pages\n",
                 threads, found.pinned ? "yes" : "NO", found.wrong, found.huge >> 20);

@@ -98,7 +98,9 @@ Found walkthrough(int device, std::size_t copy_bytes) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(0, std::size_t{64} << 20);
+    times.print();
     std::printf("canMapHostMemory = %d: a kernel's write through the mapping: %zu values wrong\n",
                 f.can_map_host_memory, f.mapped_wrong);
     std::printf("hostRegisterSupported = %d: cudaHostRegister returned %s\n",

@@ -77,7 +77,9 @@ int walkthrough(std::size_t bytes) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const int right = walkthrough(std::size_t{64} << 20);
+    times.print();
     std::printf("64 MiB written, read back and uploaded from each of 3 kinds: %d came through "
                 "right\n",
                 right);

@@ -82,7 +82,9 @@ FreeMemory walkthrough(std::size_t bytes) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const std::size_t bytes = std::size_t{256} << 20;
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const FreeMemory f = walkthrough(bytes);
+    times.print();
     const auto mib = [](std::size_t before, std::size_t after) {
         return (static_cast<double>(before) - static_cast<double>(after)) / (1 << 20);
     };

@@ -149,8 +149,11 @@ Found walkthrough(std::size_t bytes, int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(std::size_t{64} << 20, 0);
+    times.print();
     if (f.pool != cudaSuccess) {
+        tutorial::skip_if_no_usable_device();  // no GPU at all: the course's SKIP line, exit 77
         std::printf("cudaMemGetDefaultMemPool: %s\n", cudaGetErrorName(f.pool));
         return 0;
     }

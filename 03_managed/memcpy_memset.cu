@@ -154,9 +154,11 @@ Found walkthrough(std::size_t count) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{4} << 20);  // 16 MiB buffers
     std::printf("6 copies whose kind fits the pinned buffer: %zu values read wrong\n",
                 found.copied_wrong);
+    times.print();
     std::printf("4 whose kind names it device memory: %zu values read wrong\n",
                 found.as_device_wrong);
     std::printf("cudaMemset and cudaMemsetAsync: %zu words read wrong\n", found.set_wrong);

@@ -89,7 +89,9 @@ Found walkthrough(int rounds) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(100);
+    times.print();
     std::printf("100 rounds each: GPU only %s, separate pages %s, same page %s\n",
                 found.right[0] ? "right" : "WRONG", found.right[1] ? "right" : "WRONG",
                 found.right[2] ? "right" : "WRONG");

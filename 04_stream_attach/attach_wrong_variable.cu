@@ -134,7 +134,9 @@ Found walkthrough() {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough();
+    times.print();
     std::printf(
         "x = %d, y = %d; cudaMemAttachSingle on the NULL stream -> %s, on half the "
         "allocation -> %s\n",

@@ -126,7 +126,9 @@ Found walkthrough(int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0);
+    times.print();
     const long long expected = static_cast<long long>(count) * (count - 1) / 2;
     std::printf("sums (expected %lld): built during another kernel %lld, handed on %lld\n",
                 expected, found.built, found.handed_on);

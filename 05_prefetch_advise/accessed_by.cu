@@ -125,9 +125,11 @@ Found walkthrough(int n, int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(16 << 20, 0);  // 64 MiB of ints
     std::printf("AccessedBy lists the host: %s with the hint, %s without\n",
                 found.host_listed[1] ? "yes" : "no", found.host_listed[0] ? "yes" : "no");
+    times.print();
     std::printf("%zu values read wrong\n", found.wrong);
     return found.wrong == 0 ? 0 : 1;
 }

@@ -116,7 +116,9 @@ int main() {
         std::printf("needs 2 GPUs; this machine has %d\n", gpus);
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20);
+    times.print();
     std::printf("AccessedBy lists GPU 0: %s with the advice, %s without; %zu sums wrong\n",
                 found.listed[1] ? "yes" : "no", found.listed[0] ? "yes" : "no", found.wrong);
     return found.wrong == 0 ? 0 : 1;

@@ -134,7 +134,9 @@ Partial walkthrough(std::size_t bytes, int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Partial p = walkthrough(std::size_t{64} << 20, 0);
+    times.print();
     std::printf("kept chunks: %zu of %zu values not as the kernel wrote them\n", p.kept_wrong,
                 p.kept);
     std::printf("discarded chunks: %zu of %zu values still as the kernel wrote them\n",

@@ -364,7 +364,9 @@ int main() {
         std::printf("no L2 can be set aside on this device\n");
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(0, 3);
+    times.print();
     int right = 0;
     for (int way = 0; way < ways; ++way) right += f.sums[way] == f.expected[way];
     std::printf("persisting L2 asked %zu, granted %zu bytes; hot table %zu, stream %zu bytes\n",

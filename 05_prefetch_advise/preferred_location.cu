@@ -150,7 +150,9 @@ Found walkthrough(std::size_t bytes, int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, 0);
+    times.print();
     std::size_t wrong = 0;
     for (const Seen& seen : found.cases) {
         std::printf("%-52s PreferredLocation %2d, LastPrefetchLocation %2d, %zu sums wrong\n",

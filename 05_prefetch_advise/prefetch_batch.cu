@@ -166,7 +166,9 @@ Found walkthrough(std::size_t count, int device) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const std::size_t count = 512;
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(count, 0);
+    times.print();
     for (int w = 0; w < ways; ++w) {
         std::size_t on_gpu = 0;
         for (int at : found.at[w]) on_gpu += at == 0;

@@ -116,7 +116,9 @@ int main() {
         std::printf("needs 2 GPUs; this machine has %d\n", gpus);
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, 2);
+    times.print();
     std::printf("LastPrefetchLocation named %d of %d destinations; %zu values wrong\n",
                 found.named, found.prefetches, found.wrong);
     return found.wrong == 0 ? 0 : 1;

@@ -99,7 +99,9 @@ Found walkthrough(std::size_t bytes, int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(std::size_t{16} << 20, 0);
+    times.print();
     std::printf("concurrentManagedAccess = %d: a prefetch to the GPU returned %s\n",
                 f.concurrent_managed_access, cudaGetErrorName(f.prefetch));
     std::printf("directManagedMemAccessFromHost = %d, hostNativeAtomicSupported = %d\n",

@@ -103,7 +103,9 @@ Found walkthrough(std::size_t bytes, int device, int rounds) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, 0, 3);
+    times.print();
     std::printf("ReadMostly attribute: %d without the advice, %d with it, %d after the write\n",
                 found.without, found.with, found.after_write);
     std::printf("%zu values read wrong\n", found.wrong);

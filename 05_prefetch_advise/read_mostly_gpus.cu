@@ -129,7 +129,9 @@ int main() {
         std::printf("needs 2 GPUs; this machine has %d\n", gpus);
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, gpus, 3);
+    times.print();
     std::printf("LastPrefetchLocation after the loop: %d without the advice, %d with it\n",
                 found.last_prefetch[0], found.last_prefetch[1]);
     std::printf("%zu values read wrong\n", found.wrong);

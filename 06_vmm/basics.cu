@@ -96,7 +96,9 @@ Found walkthrough(int device, std::size_t wanted) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     const std::size_t wanted = (std::size_t{3} << 20) + 1;  // rounded up to whole granules
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0, wanted);
+    times.print();
     std::printf(
         "%zu bytes wanted, %zu created (granularity %zu), mapped at 0x%llx: %zu values "
         "wrong; the handle had back from the middle of the range is %s\n",

@@ -396,7 +396,9 @@ Replay replay(Allocator& allocator, const std::vector<Event>& events, std::size_
 int main() {
     const std::size_t budget = std::size_t{256} << 20;
     CUDA_CHECK(cudaSetDevice(0));
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(0, budget);
+    times.print();
     const auto mib = [](std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const Books& c = f.caching.after.back();
     std::printf("a budget of %.0f MiB, then a request for %.1f MiB:\n", mib(budget),

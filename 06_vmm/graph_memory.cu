@@ -325,7 +325,9 @@ int main(int argc, char** argv) {
             cudaGetErrorName(m.second_free));
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(0, std::size_t{16} << 20, 50);
+    times.print();
     std::printf(
         "graph allocator reserved %llu bytes before, %llu instantiated, %llu launched, "
         "%llu destroyed, %llu trimmed; %zu + %zu values wrong; unfreed, relaunched with "

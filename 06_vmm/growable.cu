@@ -184,7 +184,9 @@ int main() {
     for (std::size_t bytes = std::size_t{2} << 20; bytes <= (std::size_t{256} << 20); bytes *= 2)
         sizes.push_back(bytes);
     sizes.push_back(sizes.back() + (std::size_t{2} << 20));
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0, sizes, std::size_t{16} << 20);
+    times.print();
     std::printf(
         "grew to %zu MiB both ways: %zu values lost; the VMM buffer moved to a bigger "
         "reservation %d times and ended as %zu chunks\n",

@@ -120,7 +120,9 @@ int main(int argc, char**) {
         std::printf("not granted: %zu values wrong\n", user_reads(r.not_granted, r.bytes));
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(256);
+    times.print();
     std::printf("GPU %d's access to the granted VMM allocation: %s\n", user,
                 tutorial::vmm_access_name(found.granted));
     return 0;

@@ -137,7 +137,9 @@ int main(int argc, char**) {
         std::printf("cudaMallocAsync block: %zu wrong\n", user_reads(b.pooled, b.count));
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{16} << 20);
+    times.print();
     std::printf(
         "GPU %d's access before the grant %d, after %d; wrong in its reads: %zu and %zu, "
         "in what it wrote: %zu\n",

@@ -163,7 +163,9 @@ Found walkthrough(std::size_t bytes, int passes, int device) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, 20, 0);
+    times.print();
     const struct {
         const char* name;
         const PoolFound& pool;

@@ -120,7 +120,9 @@ Found walkthrough(int device, std::size_t bytes) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0, std::size_t{256} << 20);
+    times.print();
     std::printf(
         "default threshold %llu; reserved after the free and synchronize: %llu bytes; "
         "with UINT64_MAX: %llu bytes; after the trim: %llu bytes\n",

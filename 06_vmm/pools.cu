@@ -158,7 +158,9 @@ Limit past_the_limit(int device, std::size_t limit) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0, std::size_t{64} << 20);
+    times.print();
     const Limit limit = past_the_limit(0, std::size_t{64} << 20);
     std::printf(
         "a new pool: threshold %llu, reserved %llu; ours kept %llu bytes; the current "

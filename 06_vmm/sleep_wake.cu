@@ -132,7 +132,9 @@ Found walkthrough(int device, std::size_t wanted) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(0, std::size_t{64} << 20);
+    times.print();
     std::printf(
         "%zu bytes put to sleep and woken %s; before cuMemSetAccess the new mapping had "
         "%s; %zu values wrong through the old pointer\n",

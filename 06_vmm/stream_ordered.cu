@@ -129,7 +129,9 @@ Found walkthrough(std::size_t bytes, double busy_ms) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(std::size_t{64} << 20, 50.0);
+    times.print();
     std::printf(
         "the stream's next allocation got %s block, %zu values wrong; another stream's "
         "copy: %zu of %zu stale without the event, %zu with it\n",

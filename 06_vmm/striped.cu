@@ -125,7 +125,9 @@ int main() {
         std::printf("one range over several GPUs needs 2 of them; this machine has %d\n", gpus);
         return 0;
     }
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(gpus, std::size_t{16} << 20);
+    times.print();
     for (int g = 0; g < gpus; ++g) {
         std::printf(
             "chunk %d: first byte on GPU %d, last on GPU %d; GPU %d's writes, checked by "

@@ -179,7 +179,9 @@ int main(int argc, char** argv) {
     const std::size_t bytes = std::size_t{64} << 20;
     CUDA_CHECK(cudaSetDevice(0));
     ThisProgramAgain child("0", std::to_string(bytes));
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(child);
+    times.print();
     if (!f.child_ready) {
         std::fprintf(stderr, "the child never said where its pattern is\n");
         return 1;

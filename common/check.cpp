@@ -1,7 +1,9 @@
 #include "common/check.hpp"
 
+#include "common/device.hpp"
 #include "common/driver.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,13 +33,26 @@ std::string error_line(const char* file, int line, const char* call, CUresult er
     return std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + what;
 }
 
+bool skip_without_device = false;
+
+void skip_if_no_usable_device() {
+    if (!skip_without_device) return;
+    const std::string why = why_no_usable_device();
+    if (why.empty()) return;
+    std::fflush(stdout);
+    std::printf("SKIP: %s: %s\n", program_invocation_short_name, why.c_str());
+    std::exit(77);
+}
+
 void fail_cuda_call(const char* file, int line, const char* call, cudaError_t error) {
+    skip_if_no_usable_device();
     std::fflush(stdout);  // keep the program's earlier output ahead of the error line
     std::fprintf(stderr, "%s\n", error_line(file, line, call, error).c_str());
     std::exit(1);
 }
 
 void fail_cuda_call(const char* file, int line, const char* call, CUresult error) {
+    skip_if_no_usable_device();
     std::fflush(stdout);
     std::fprintf(stderr, "%s\n", error_line(file, line, call, error).c_str());
     std::exit(1);

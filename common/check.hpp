@@ -32,9 +32,20 @@ namespace tutorial {
 std::string error_line(const char* file, int line, const char* call, cudaError_t error);
 std::string error_line(const char* file, int line, const char* call, CUresult error);
 
-// Prints error_line(...) to stderr and exits with code 1.
+// Prints error_line(...) to stderr and exits with code 1. In a lesson built on its own (see
+// skip_without_device) where the call failed for want of a usable device, prints the course's
+// SKIP line instead and exits with 77.
 [[noreturn]] void fail_cuda_call(const char* file, int line, const char* call, cudaError_t error);
 [[noreturn]] void fail_cuda_call(const char* file, int line, const char* call, CUresult error);
+
+// Set by common/standalone.cu, so that a lesson built on its own behaves as the course's programs
+// do on a machine with no GPU or no driver: the first checked call that fails there prints one
+// line, "SKIP: <program>: no usable CUDA device: <why>", and the program exits with 77. (The
+// chapters' programs find out before any section runs, and skip the sections that need a GPU.)
+extern bool skip_without_device;
+// Where skip_without_device is set and there is no usable device: that SKIP line, exit 77.
+// Returns where there is one.
+void skip_if_no_usable_device();
 
 }  // namespace tutorial
 

@@ -49,6 +49,7 @@ void* require_driver_function(const char* name) {
     const char* problem = "unknown";
     void* address = find_driver_function(name, &problem);
     if (address == nullptr) {
+        skip_if_no_usable_device();
         std::fflush(stdout);
         std::fprintf(stderr, "cannot find driver function %s: %s\n", name, problem);
         std::exit(1);

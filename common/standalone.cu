@@ -14,24 +14,15 @@
 #include "common/driver.cpp"
 #include "common/patterns.cu"
 #include "common/process.cpp"
+#include "common/step.cpp"
 #include "common/text.cpp"
 #include "common/vmm.cpp"
 
-// Where there is no GPU to run on, a lesson built alone says so as the course's programs do,
-// before its main() starts: one SKIP line and exit code 77 (the course's "skipped"), rather than
-// the first CUDA call's error, which points a learner at the wrong fix.
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-
+// Where there is no GPU to run on, a lesson built alone says so as the course's programs do: its
+// first checked CUDA call that fails for want of a device prints one SKIP line and the program
+// exits with 77 (common/check.hpp), rather than an error that points a learner at the wrong fix.
+// Nothing here calls CUDA before main(): a lesson such as 03_managed/fork.cu shows what happens
+// when a process forks before its first CUDA call.
 namespace {
-const bool device_checked_before_main = [] {
-    const std::string why = tutorial::why_no_usable_device();
-    if (!why.empty()) {
-        std::printf("SKIP: %s: %s\n", program_invocation_short_name, why.c_str());
-        std::exit(77);
-    }
-    return true;
-}();
+const bool built_alone = (tutorial::skip_without_device = true);
 }  // namespace

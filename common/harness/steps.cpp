@@ -1,96 +1,10 @@
 #include "common/harness/steps.hpp"
 
 #include "common/check.hpp"
-#include "common/timing.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 namespace tutorial {
-namespace {
-
-double now_ms() {
-    using clock = std::chrono::steady_clock;
-    return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
-}
-
-[[noreturn]] void no_such_step(const std::string& name) {
-    std::fprintf(stderr, "checks: the walkthrough ran no step named \"%s\"\n", name.c_str());
-    std::exit(1);
-}
-
-}  // namespace
-
-StepTimes::StepTimes() {
-    watch_steps(this);
-}
-
-StepTimes::~StepTimes() {
-    watch_steps(nullptr);
-    for (const Pending& p : pending_) {
-        (void)cudaEventDestroy(p.start);
-        (void)cudaEventDestroy(p.stop);
-    }
-}
-
-void StepTimes::begin(const char* name, cudaStream_t stream) {
-    open_ = Open{name, nullptr, stream, 0.0};
-    CUDA_CHECK(cudaEventCreate(&open_.start));
-    CUDA_CHECK(cudaEventRecord(open_.start, stream));
-    open_.host_start = now_ms();
-    running_ = true;
-}
-
-void StepTimes::end() {
-    if (!running_) return;
-    host_ms_[open_.name].push_back(now_ms() - open_.host_start);
-    cudaEvent_t stop = nullptr;
-    CUDA_CHECK(cudaEventCreate(&stop));
-    CUDA_CHECK(cudaEventRecord(stop, open_.stream));
-    pending_.push_back(Pending{open_.name, open_.start, stop});
-    running_ = false;
-}
-
-void StepTimes::resolve() {
-    for (const Pending& p : pending_) {
-        CUDA_CHECK(cudaEventSynchronize(p.stop));
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, p.start, p.stop));
-        gpu_ms_[p.name].push_back(ms);
-        CUDA_CHECK(cudaEventDestroy(p.start));
-        CUDA_CHECK(cudaEventDestroy(p.stop));
-    }
-    pending_.clear();
-}
-
-std::vector<double> StepTimes::ms(const std::string& name) {
-    resolve();
-    const auto found = gpu_ms_.find(name);
-    if (found == gpu_ms_.end()) no_such_step(name);
-    return found->second;
-}
-
-std::vector<double> StepTimes::host_ms(const std::string& name) {
-    const auto found = host_ms_.find(name);
-    if (found == host_ms_.end()) no_such_step(name);
-    return found->second;
-}
-
-double StepTimes::median_ms(const std::string& name) {
-    return median(ms(name));
-}
-
-double StepTimes::median_host_ms(const std::string& name) {
-    return median(host_ms(name));
-}
-
-void StepTimes::clear() {
-    resolve();
-    gpu_ms_.clear();
-    host_ms_.clear();
-}
 
 StepTraffic::StepTraffic(UmCounters& counters) : counters_(counters) {
     watch_steps(this);
