@@ -8,6 +8,11 @@ joined, and an argument that is a name is looked up among the file's
 `const tutorial::Entry NAME{...};` entries, so a section may name its reference once and use it
 for several claims. `normalized()` gives each claim's fields by name, whether the call has an
 identifier first (the current form) or not (the form before identifiers).
+
+It also reads the texts the claims cite: `Reference` (the installed headers' doc comments) and
+`Guide` (the Programming Guide sections the source documents hold), and `unchecked_of(where)`
+says why an entry's text cannot be read here (both .ci/check-references and .ci/claims-table
+list those entries as unchecked).
 """
 import os
 import pathlib
@@ -19,6 +24,10 @@ KINDS = ("documented_error", "documented", "observed", "counted_at_least", "coun
          "at_least", "at_most")
 CALL = re.compile(r"\btutorial::(" + "|".join(KINDS) + r")\(")
 CODE = re.compile(r"\b(cudaError[A-Z]\w*|CUDA_ERROR_[A-Z0-9_]+)\b")
+# The source documents (../shared/seeds beside the checkout; a worktree further down finds it in
+# a folder above): the Programming Guide's sections they hold are read from there.
+SEEDS = next((d / "shared" / "seeds" for d in ROOT.parents if (d / "shared" / "seeds").is_dir()),
+             ROOT.parent / "shared" / "seeds")
 
 
 def call_text(src, start):
@@ -258,3 +267,50 @@ class Reference:
             return True
         comment = self.text_of(entry) or ""
         return re.search(r"::" + re.escape(code) + r"\b", comment) is not None
+
+
+class Guide:
+    """The Programming Guide's sections the source documents hold: N.x (Unified Memory), E.x
+    (Virtual Memory Management), and the sections on unified virtual addressing and IPC."""
+
+    def __init__(self, seeds):
+        self.sections = {}
+        if not seeds.is_dir():
+            return
+        for path in sorted(seeds.glob("*.txt")):
+            text = path.read_text(errors="replace")
+            if path.name.startswith("000_"):
+                cut = text.find("To share device memory pointers")
+                self.sections["Unified Virtual Address Space"] = text[:cut]
+                self.sections["Interprocess Communication"] = text[cut:]
+                continue
+            heads = list(re.finditer(r"^\s*#*\s*([NE](?:\.\d+)+)\.\s+[^\n]*$", text, re.M))
+            for i, h in enumerate(heads):
+                number = h.group(1)
+                end = len(text)
+                for later in heads[i + 1:]:
+                    if not later.group(1).startswith(number + "."):
+                        end = later.start()
+                        break
+                self.sections.setdefault(number, text[h.start():end])
+
+    def text_of(self, section):
+        m = re.match(r"([NE](?:\.\d+)+)\b", section)
+        if m:
+            return self.sections.get(m.group(1))
+        for title, text in self.sections.items():
+            if section.startswith(title):
+                return text
+        return None
+
+
+def unchecked_of(where, guide=None):
+    """Why `where`'s text cannot be read here, or None: for .ci/claims-table."""
+    if where.startswith("Programming Guide, "):
+        guide = guide or Guide(SEEDS)
+        if guide.text_of(where[len("Programming Guide, "):]) is None:
+            return "the source documents do not hold this Guide section"
+        return None
+    if where.startswith(("POSIX", "Linux man page")):
+        return "its text is not among the sources read here"
+    return None

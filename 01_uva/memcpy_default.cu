@@ -84,8 +84,9 @@ Found walkthrough(std::size_t bytes) {
 }
 
 // The mistake: copies whose explicit kind contradicts the addresses, which the cudaMemcpy entry
-// calls undefined; it names one refusal, for a value that is no cudaMemcpyKind at all. Without
-// unified addressing the kind is all the runtime has, and a wrong one can crash the program.
+// calls undefined; a value that is no cudaMemcpyKind at all breaks its rule that kind must be
+// one of them, and it names no outcome for that either. Without unified addressing the kind is
+// all the runtime has, and a wrong one can crash the program.
 struct KindTried {
     const char* what;
     cudaMemcpyKind kind;

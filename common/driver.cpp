@@ -1,5 +1,6 @@
 #include "common/driver.hpp"
 
+#include "common/check.hpp"
 
 #include <cuda_runtime.h>
 

@@ -198,8 +198,8 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
         tutorial::format("%d of %d pinned buffers", t.pinned_one_address, t.pinned),
         "the driver maps pinned memory at a separate device address, against the reference's "
         "section Unified Addressing",
-        tutorial::Entry{"Runtime API reference: Unified Addressing", "cudaMallocHost cudaHostAlloc",
-                        "is"}));
+        tutorial::Entry{"Runtime API reference: Unified Addressing", "kernels host",
+                        "is the same"}));
     claim_exceptions(ctx, found);
     // The note of cudaPointerGetAttributes: from CUDA 11.0 a host pointer CUDA does not know
     // gives cudaMemoryTypeUnregistered, and the call cudaSuccess.

@@ -50,10 +50,11 @@ void claim_what_was_seen(tutorial::Context& ctx, const Seen& seen, bool unknown_
     // memory: then there is nothing foreign to read, and the fault is not judged.
     const bool same_address =
         child.output.find("the same address as the one received") != std::string::npos;
-    // cudaPointerGetAttributes: a pointer CUDA does not know in this process is
-    // cudaMemoryTypeUnregistered with cudaSuccess (its note, from CUDA 11.0), or
-    // cudaErrorInvalidValue (its older sentence). The Guide's section on unified addressing says
-    // why the parent's pointer is such a pointer there: it is not valid outside its process.
+    // cudaPointerGetAttributes: a pointer not allocated in, mapped by or registered with this
+    // process's context gives cudaErrorInvalidValue (the sentence that names this case), or, as
+    // its note adds from CUDA 11.0 for a host pointer, cudaMemoryTypeUnregistered with
+    // cudaSuccess. The Guide's section on unified addressing says why the parent's pointer is
+    // such a pointer there: it is not valid outside its process.
     ctx.claim(tutorial::documented(
         "unknown_in_other_process", "in another process this address is not CUDA memory",
         unknown_there,
@@ -62,7 +63,7 @@ void claim_what_was_seen(tutorial::Context& ctx, const Seen& seen, bool unknown_
                         : "cudaPointerGetAttributes there: unregistered",
         "the two processes share one address space through some other mechanism",
         tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
-                        "cudaMemoryTypeUnregistered cudaErrorInvalidValue", "returns"}));
+                        "not allocated cudaErrorInvalidValue", "is returned"}));
     ctx.claim(tutorial::observed(
                   "fault_in_other_process",
                   "a kernel reading another process's address faults with cudaErrorIllegalAddress",

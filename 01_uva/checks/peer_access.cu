@@ -57,13 +57,13 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
         not_enabled, "cudaErrorPeerAccessNotEnabled",
         "the driver kept no record of which peers are enabled",
         tutorial::Entry{"Runtime API reference: cudaDeviceDisablePeerAccess",
-                        "cudaErrorPeerAccessNotEnabled", "returns"}));
+                        "cudaErrorPeerAccessNotEnabled not enabled", "returns"}));
     ctx.claim(tutorial::documented_error(
                   "enable_twice", "enabling peer access twice is refused", again,
                   "cudaErrorPeerAccessAlreadyEnabled",
                   "the driver kept no record of which peers are enabled",
                   tutorial::Entry{"Runtime API reference: cudaDeviceEnablePeerAccess",
-                                  "cudaErrorPeerAccessAlreadyEnabled", "returns"}),
+                                  "cudaErrorPeerAccessAlreadyEnabled already", "returns"}),
               first == "cudaSuccess" ? ""
                                      : "the first cudaDeviceEnablePeerAccess(b, 0) returned " +
                                            first + ", so the second was not a second one");

@@ -76,6 +76,10 @@ double worst_default_vs_portable(const PortableResult& r) {
     return worst;
 }
 
+// cudaHostGetFlags passes back, in pFlags, the flags the memory was allocated with.
+const tutorial::Entry passes_back_flags{"Runtime API reference: cudaHostGetFlags",
+                                        "flags cudaHostAlloc", "passes back"};
+
 }  // namespace
 
 tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
@@ -119,13 +123,11 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
         "programs, CUDA before 4.0) memory pinned in one context was ordinary pageable memory\n"
         "to the others, and Portable was the way to share it.\n\n");
     const int uses = static_cast<int>(r.uses.size());
-    // cudaHostGetFlags passes back, in pFlags, the flags the memory was allocated with.
     ctx.claim(tutorial::documented(
         "flags_report_portable",
         "cudaHostGetFlags reports Portable for the buffer that asked for it",
         (r.found.flags[0] & cudaHostAllocPortable) != 0, flag_names(r.found.flags[0]),
-        "the flags were not recorded as given",
-        tutorial::Entry{"Runtime API reference: cudaHostGetFlags", "pFlags", "returns"}));
+        "the flags were not recorded as given", passes_back_flags));
     ctx.claim(tutorial::observed(
         "default_not_portable", "...and not for the Default buffer",
         (r.found.flags[1] & cudaHostAllocPortable) == 0, flag_names(r.found.flags[1]),
@@ -141,7 +143,7 @@ tutorial::Result run_portable_pinned(tutorial::Context& ctx) {
         right == uses, format("%d of %d GPU-buffer pairs right", right, uses),
         "the memory is not mapped for every GPU: no unified addressing",
         tutorial::Entry{"Runtime API reference: Unified Addressing",
-                        "cudaHostAllocPortable cudaHostAllocMapped", "is"}));
+                        "cudaHostAllocPortable cudaHostAllocMapped", "is always"}));
     ctx.claim(tutorial::at_least(
                   "default_as_fast",
                   "without Portable, every GPU copies from the buffer as fast as from the Portable "

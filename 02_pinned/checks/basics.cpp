@@ -48,7 +48,7 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
                          count),
         "a copy that did not complete, or went to the wrong buffer",
         tutorial::Entry{"Runtime API reference: cudaMemcpy",
-                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "must"}));
+                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "copies"}));
     return ctx.verdict(arrived,
                        tutorial::format("memory_page_locked[2] == 520.25 and all %d values "
                                         "survived pageable -> device -> pinned",

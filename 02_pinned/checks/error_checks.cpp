@@ -100,7 +100,7 @@ tutorial::Result run_error_checks(tutorial::Context& ctx) {
         course_way.child.output.find("cudaMalloc(&memory_device") != std::string::npos;
     const std::string reported = first_code(tutorial_way.child.output, "cudaMalloc(&memory_device");
     const tutorial::Entry malloc_entry{"Runtime API reference: cudaMalloc",
-                                       "cudaErrorMemoryAllocation", "returns"};
+                                       "cudaErrorMemoryAllocation failure", "returns"};
     ctx.claim(tutorial::documented_error(
         "check_runtime_reports",
         "checkRuntime reports the failed cudaMalloc with the code its entry lists", reported,

@@ -136,7 +136,7 @@ void claim_addresses(tutorial::Context& ctx, const Counts& n, const Device& devi
             "this driver maps pinned memory at a separate device address, against the "
             "Runtime API reference's section Unified Addressing",
             tutorial::Entry{"Runtime API reference: Unified Addressing",
-                            "cudaHostGetDevicePointer necessary", "is"}),
+                            "kernels host", "is the same"}),
         no_uva);
     ctx.claim(
         tutorial::documented(
@@ -156,7 +156,7 @@ void claim_addresses(tutorial::Context& ctx, const Counts& n, const Device& devi
                              format("%d of %d kernels saw the right data", n.kernel[0], n.tried[0]),
                              "a pinned allocation the device cannot reach over the bus",
                              tutorial::Entry{"Runtime API reference: Unified Addressing",
-                                             "cudaMallocHost cudaHostAlloc", "is"}),
+                                             "cudaMallocHost cudaHostAlloc", "is always"}),
         no_uva);
     // Judged where every visible GPU has canUseHostPointerForRegisteredMem = 1: there the
     // pointer cudaHostGetDevicePointer returns "will match the original pointer" (the

@@ -130,7 +130,7 @@ tutorial::Result run_properties(tutorial::Context& ctx) {
          f.can_map_host_memory
              ? tutorial::Entry{"Runtime API reference: cudaDevAttrCanMapHostMemory", "map", "can"}
              : tutorial::Entry{"Runtime API reference: cudaHostGetDevicePointer",
-                               "cudaHostGetDevicePointer cudaDeviceMapHost", "will"}},
+                               "cudaHostGetDevicePointer not support mapped", "will fail"}},
         host_register(f.host_register_supported, registered),
         {"hostRegisterReadOnlySupported", f.host_register_read_only_supported,
          f.host_register_read_only_supported ? "malloc memory can be pinned this way"

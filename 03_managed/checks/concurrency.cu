@@ -122,7 +122,10 @@ bool claim_poll_then_read(tutorial::Context& ctx, const Found& f) {
     std::printf("   cudaErrorNotReady %ld times, then cudaSuccess; counter = %d (expected %d)\n",
                 f.polls, f.counter, polled_expected);
     const bool part3 = f.counter == polled_expected;
-    // Under compute-sanitizer a launch can wait for its kernel, leaving nothing to poll for.
+    // N.2.2.2: a call that logically guarantees the GPU has finished its work is a valid
+    // synchronization, and the sentence after says this includes (包括) cudaStreamQuery where it
+    // returns cudaSuccess. Under compute-sanitizer a launch can wait for its kernel, leaving
+    // nothing to poll for.
     ctx.claim(tutorial::documented("query_success_then_read",
                                    "once cudaStreamQuery returns cudaSuccess, the host may read "
                                    "the kernel's managed results",
@@ -130,7 +133,7 @@ bool claim_poll_then_read(tutorial::Context& ctx, const Found& f) {
                                    "the host read before the kernel's atomics had all landed",
                                    tutorial::Entry{"Programming Guide, N.2.2.2 Explicit "
                                                    "Synchronization and Logical GPU Activity",
-                                                   "cudaStreamQuery() cudaSuccess", "返回"}),
+                                                   "cudaStreamQuery() cudaSuccess", "包括"}),
               f.polls > 0 ? ""
                           : "the kernels had finished before the first query: nothing was "
                             "polled for");
@@ -156,7 +159,8 @@ bool claim_four_points(tutorial::Context& ctx, const Found& f, const std::string
         seen.managed, shared_expected, gpus, gpus == 1 ? "" : "s");
     const bool pinned = seen.non_managed == 1 && (seen.busy || !serialized.empty());
     const bool shared = seen.managed == shared_expected;
-    // Point 1 of the appendix's example: "CPU can access non-managed data".
+    // Point 1 of the appendix's example, which its list of notes states: while the GPU is active,
+    // CPU access to non-managed zero-copy data is always allowed (始终允许).
     ctx.claim(
         tutorial::documented(
             "host_writes_pinned", "while a kernel runs the host may write pinned memory", pinned,
@@ -165,16 +169,17 @@ bool claim_four_points(tutorial::Context& ctx, const Found& f, const std::string
             "the write did not land",
             tutorial::Entry{"Programming Guide, N.2.2.2 Explicit Synchronization and "
                             "Logical GPU Activity",
-                            "non-managed", "can"}),
+                            "CPU 非托管", "始终允许"}),
         seen.busy ? "" : serialized);
-    // Point 3: "Concurrent GPU kernels can access the same data".
+    // Point 3, as its list of notes states it: concurrent GPU kernels' access to managed data
+    // has no restrictions (没有任何限制).
     ctx.claim(tutorial::documented(
         "streams_share_managed", "kernels in two streams may share managed data", shared,
         tutorial::format("the shared counter reached %d of %d", seen.managed, shared_expected),
         "the two kernels' atomics did not both reach the counter",
         tutorial::Entry{"Programming Guide, N.2.2.2 Explicit Synchronization and Logical GPU "
                         "Activity",
-                        "Concurrent GPU", "can"}));
+                        "并发 GPU 内核 托管数据", "没有任何限制"}));
     return pinned && shared && (!f.concurrent || seen.also_managed == 2);
 }
 

@@ -116,7 +116,7 @@ tutorial::Result run_fork(tutorial::Context& ctx) {
             (parent_ok ? "; the parent's memory intact" : "; the parent's memory WRONG"),
         "the exec'd program could not use CUDA, or the parent's managed memory changed",
         tutorial::Entry{"Programming Guide, N.2.5.2 Using fork() with Managed Memory",
-                        "fork() exec()", "是"}));
+                        "fork() exec()", "是安全的"}));
     ctx.claim(tutorial::observed(
         "fork_before_cuda", "a fork before any CUDA call leaves both processes free to use CUDA",
         before.succeeded(), "the child " + before.describe(),

@@ -121,9 +121,10 @@ bool claim_pool(tutorial::Context& ctx, const Found& f) {
         "cpu_reads_pool_memory", "the CPU reads what a kernel wrote through the pool's pointer",
         f.wrong == 0, format("%zu of %zu values wrong", f.wrong, count),
         "the CPU read before the kernel ended",
-        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
-    // With the threshold at its maximum the pool never holds more than it, so it never tries to
-    // give memory back: the entry's "will try to release" applies only above the threshold.
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is valid"}));
+    // The threshold is the amount of reserved memory the pool holds onto before it tries to
+    // release any (the cudaMemPoolAttrReleaseThreshold entry); at its maximum the pool never
+    // holds more, so it keeps all it has: "will try to release" applies only above it.
     ctx.claim(tutorial::documented(
         "freed_memory_kept",
         "cudaFreeAsync hands the memory back to the pool, which keeps it reserved", pooled,
@@ -131,8 +132,8 @@ bool claim_pool(tutorial::Context& ctx, const Found& f) {
                tutorial::format_bytes(f.after_free.used).c_str(),
                tutorial::format_bytes(f.after_free.reserved).c_str()),
         "the release threshold was not kept",
-        tutorial::Entry{"Runtime API reference: cudaMemPoolAttrReleaseThreshold", "threshold",
-                        "will"}));
+        tutorial::Entry{"Runtime API reference: cudaMemPoolAttrReleaseThreshold",
+                        "cudaMemPoolAttrReleaseThreshold reserved", "hold onto"}));
     ctx.claim(tutorial::observed(
         "own_managed_pool", "cudaMemPoolCreate makes a managed pool of one's own",
         f.own_pool == cudaSuccess && f.own_type == cudaMemoryTypeManaged,

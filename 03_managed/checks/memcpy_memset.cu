@@ -186,9 +186,10 @@ void claim_pages(tutorial::Context& ctx, const Shares& s, std::string why) {
 
 // The data claims: what the other processor read after each call.
 void claim_data(tutorial::Context& ctx, const Found& found) {
-    // N.2.2.7: managed memory can (可以) be reached from the host or from the device, and
-    // cudaMemcpy*() goes by the cudaMemcpyKind to tell which. It rules on the managed side only:
-    // for the pinned side, a kind that names it device memory does not match the pointer.
+    // N.2.2.7: as managed memory can be reached from the host or from the device, cudaMemcpy*()
+    // relies on (依赖于) the cudaMemcpyKind to tell which, and its next sentences say, kind by
+    // kind, from where it will reach the managed side. It rules on the managed side only: for the
+    // pinned side, a kind that names it device memory does not match the pointer.
     ctx.claim(tutorial::documented(
         "every_kind_copies",
         "cudaMemcpy copies to and from managed memory under every kind that names the other "
@@ -198,7 +199,7 @@ void claim_data(tutorial::Context& ctx, const Found& found) {
         "a copy left wrong data: was the other buffer named as what it is?",
         tutorial::Entry{"Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed "
                         "Memory",
-                        "cudaMemcpy*() cudaMemcpyKind", "可以"}));
+                        "cudaMemcpy*() cudaMemcpyKind", "依赖于"}));
     ctx.claim(tutorial::observed(
         "device_kinds_copy",
         "...and under the 4 kinds that name the pinned buffer device memory (pinned <- managed "
@@ -207,7 +208,9 @@ void claim_data(tutorial::Context& ctx, const Found& found) {
         format("%zu values read wrong after those 4 copies", found.as_device_wrong),
         "N.2.2.7 rules only on the managed side; for pointers that do not match the copy's kind "
         "the cudaMemcpy entry calls the result undefined"));
-    // N.2.2.7: the program must (必须) synchronize before the CPU touches the data.
+    // N.2.2.7: cudaMemset*() on managed memory always (始终) reaches the data from the device;
+    // that the program must synchronize before the CPU touches the data is the caller's duty,
+    // which the walkthrough does.
     ctx.claim(tutorial::documented(
         "memsets_then_sync",
         "cudaMemset and cudaMemsetAsync fill managed memory, and after a synchronize the CPU "
@@ -216,7 +219,7 @@ void claim_data(tutorial::Context& ctx, const Found& found) {
         "a memset missed bytes, or the host read before it was done",
         tutorial::Entry{"Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed "
                         "Memory",
-                        "CPU", "必须"}));
+                        "cudaMemset*() 托管内存", "始终"}));
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ tutorial::Result run_printme(tutorial::Context& ctx) {
         same ? "its echo matched byte for byte"
              : "it printed something else; the child " + child.describe(),
         "the kernel ran before the host's write reached the page",
-        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is valid"}));
     return ctx.verdict(same,
                        "the kernel printed exactly the string the host wrote (the child's output "
                        "compared byte for byte)");

@@ -29,6 +29,10 @@ Prediction managed_round_trip(const Found& found) {
             ? std::string("cudaMallocManaged returned ") + cudaGetErrorName(found.managed)
         : worked ? "the CPU read all 65536 values the kernel wrote"
                  : "the CPU read WRONG values";
+    const tutorial::Entry valid_on_all{"Runtime API reference: cudaMallocManaged", "CPU GPUs",
+                                       "is valid"};
+    const tutorial::Entry not_supported{"Runtime API reference: cudaMallocManaged",
+                                        "cudaErrorNotSupported doesn't support", "is returned"};
     return {"managedMemory",
             value,
             value ? "a kernel's writes to cudaMallocManaged memory are read by the CPU"
@@ -37,9 +41,7 @@ Prediction managed_round_trip(const Found& found) {
             seen,
             tutorial::Evidence::documented,
             "",
-            value ? tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}
-                  : tutorial::Entry{"Runtime API reference: cudaMallocManaged",
-                                    "cudaErrorNotSupported", "returns"}};
+            value ? valid_on_all : not_supported};
 }
 
 // concurrentManagedAccess: the `concurrency` section's child writes managed memory while a kernel
@@ -89,7 +91,7 @@ Prediction malloc_in_kernel(int value, const tutorial::ChildResult& system) {
                 tutorial::Evidence::documented,
                 "",
                 tutorial::Entry{"Runtime API reference: cudaDevAttrPageableMemoryAccess",
-                                "pageable cudaHostRegister", "supports"}};
+                                "pageable without cudaHostRegister", "supports"}};
     }
     return {"pageableMemoryAccess",
             value,

@@ -67,7 +67,7 @@ bool claim_system_memory(tutorial::Context& ctx, int pageable_access, int worked
             "the GPU could not translate the CPU's addresses: HMM is off (the proprietary "
             "kernel modules, an older Linux kernel) although the device reports the attribute",
             tutorial::Entry{"Runtime API reference: cudaDevAttrPageableMemoryAccess",
-                            "pageable cudaHostRegister", "supports"}));
+                            "pageable without cudaHostRegister", "supports"}));
     }
     ctx.claim(tutorial::observed(
         "system_memory_in_kernels",
@@ -116,7 +116,7 @@ tutorial::Result run_system_allocator(tutorial::Context& ctx) {
         "a kernel uses cudaMallocManaged memory, whatever pageableMemoryAccess says",
         found.on_managed == 0, tutorial::format("%d of %d values wrong", found.on_managed, count),
         "managed memory is broken on this system",
-        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is valid"}));
     // Where pageableMemoryAccess = 1 the verdict rests on the kernels on system memory too; where
     // it is 0, what they did is observed, and only the managed memory is judged.
     const std::string system_memory =

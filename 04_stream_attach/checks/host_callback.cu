@@ -91,7 +91,8 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
                                    "kernel after it saw %u wrong of the callback's",
                                    found.wrong_in_callback, found.wrong_after),
                   "the CPU could not use the stream's data inside its callback",
-                  tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc", "idle", "is"}),
+                  tutorial::Entry{"Runtime API reference: cudaLaunchHostFunc",
+                                  "memory attached stream", "may"}),
               attach_rule_not_judged(concurrent));
     const bool woke_after_work =
         slept.previous_at_end == cudaSuccess && found.wrong_when_woken == 0;

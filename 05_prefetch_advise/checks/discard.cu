@@ -169,14 +169,14 @@ void claim_lessons(tutorial::Context& ctx, const Moves& m, const Partial& p,
                   }),
               tutorial::why_too_small(bytes, std::size_t{256} << 20,
                                       "the calls' fixed costs hide the copy a discard saves"));
-    // The cudaMemDiscardBatchAsync entry: discarding a range tells the driver that "the contents
-    // of that range are no longer useful"; the ranges it was not given are not discarded.
+    // The cudaMemDiscardBatchAsync entry: it performs the discard on the address ranges given in
+    // dptrs and sizes (whose contents are then no longer useful), not on others.
     ctx.claim(tutorial::documented(
         "others_keep_data", "a discard leaves the ranges it was not given intact",
         p.kept_wrong == 0, format("%zu of %zu kept values wrong", p.kept_wrong, p.kept),
         "the discard reached past the ranges it was given",
-        tutorial::Entry{"Runtime API reference: cudaMemDiscardBatchAsync", "contents range",
-                        "are"}));
+        tutorial::Entry{"Runtime API reference: cudaMemDiscardBatchAsync",
+                        "address ranges dptrs sizes", "performs"}));
     const int code = misuse.exited ? misuse.exit_code : -1;
     const bool ran = code == 0 || (code >= 11 && code <= 13);
     const bool lost_beside = !ran || (code != 0 && ((code - 10) & 1) != 0);

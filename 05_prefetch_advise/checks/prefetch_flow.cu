@@ -175,14 +175,15 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
                       return moving_ratio(time_rounds(count, ctx.device, runs, tally));
                   }),
               small);
-    // Stream order (the Guide, N.3.1): a prefetch starts after the work queued before it, and
-    // the work queued after it waits for it; cudaStreamSynchronize waits for all of it.
+    // Stream order (the Guide, N.3.1): the prefetch API follows (遵循) stream-ordering semantics,
+    // so a prefetch starts after the work queued before it, and the work queued after it waits
+    // for it; cudaStreamSynchronize waits for all of it.
     ctx.claim(tutorial::documented(
         "cpu_uses_kernel_values",
         "what the CPU used after cudaStreamSynchronize is the kernel's output: its sum matches",
         tally.wrong == 0, format("%zu of %d sums wrong", tally.wrong, tally.sums),
         "the stream did not order the prefetch back after the kernel",
-        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API", "会"}));
+        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API 流排序语义", "遵循"}));
     return ctx.verdict(tally.wrong == 0,
                        format("every sum the CPU used was that of 2 * initial + 1, in all %d "
                               "runs of foo with and without prefetches",

@@ -115,13 +115,14 @@ Prediction advice_on_malloc(const Found& f, int device) {
 // directManagedMemAccessFromHost, with the hint that asks for direct access (the Programming
 // Guide, N.1.7): with 0 the CPU's read "will" fault and migrate the pages (将), so the next
 // kernel read faults them back and takes several times a resident read; with 1 the CPU's read
-// "does not trigger any migration" (不会), and the two reads take about as long. A measurement:
+// "does not trigger any migration" and the data "will" stay in GPU memory (将), and the two
+// reads take about as long. A measurement:
 // where it disagrees it is measured again, with fresh rounds, up to three times in all.
 Prediction cpu_read_migrates(Rounds& r, std::size_t bytes, int device, int runs) {
     const tutorial::Entry migrates{"Programming Guide, N.1.7 Hardware Coherency",
-                                   "directManagedMemAccessFromHost", "将"};
+                                   "directManagedMemAccessFromHost=0 页面错误 迁移", "将"};
     const tutorial::Entry stays{"Programming Guide, N.1.7 Hardware Coherency",
-                                "directManagedMemAccessFromHost", "会"};
+                                "directManagedMemAccessFromHost=1 GPU 内存", "将"};
     const int value = r.found.direct_managed_mem_access_from_host;
     const auto agrees = [&] { return (r.slower > 3.0) == (value == 0); };
     const bool judged = tutorial::why_timing_not_judged().empty();  // not under the sanitizer

@@ -16,11 +16,12 @@ using tutorial::format;
 namespace {
 
 // The Guide's E.7: mapping does not make the addresses accessible, and a kernel touching them
-// then crashes the program (會, "will"); access is chosen with cuMemSetAccess (必須, "must").
+// then crashes the program (會, "will"); cuMemSetAccess allows or restricts a device's access to
+// the mapped range (允許, "allows"), which the user must use to choose it.
 const tutorial::Entry not_by_mapping{"Programming Guide, E.7 Control Access Rights", "cuMemMap",
                                      "會"};
 const tutorial::Entry by_set_access{"Programming Guide, E.7 Control Access Rights",
-                                    "cuMemSetAccess", "必須"};
+                                    "cuMemSetAccess", "允许"};
 
 bool ended_early(const ChildResult& child, const char* after) {
     return !child.succeeded() && !child.timed_out && child.output.find(after) == std::string::npos;

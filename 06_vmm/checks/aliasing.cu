@@ -13,10 +13,12 @@ using tutorial::format;
 
 namespace {
 
-// The Guide's own example: "Aliases are allowed at operation boundaries", on the line where foo1
-// is launched after the copy into B, and foo2 and the copy out of B wait for foo1 by the event.
-const tutorial::Entry aliasing_rules{"Programming Guide, E.5 Virtual Aliasing Support", "foo1",
-                                     "are"};
+// The Guide's E.5: a write through one alias is incoherent with the others until the writing
+// operation completes, and the example that follows is defined behaviour (是定义的), assuming
+// its two kernels are ordered monotonically (by stream or event): foo2 and the copy out of B wait
+// for foo1 by the event.
+const tutorial::Entry aliasing_rules{"Programming Guide, E.5 Virtual Aliasing Support",
+                                     "内核 单调排序", "是定义的"};
 
 }  // namespace
 

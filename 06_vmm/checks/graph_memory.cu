@@ -141,7 +141,8 @@ void claim_books(tutorial::Context& ctx, const Found& f, std::size_t bytes) {
         f.trimmed.reserved < bytes,
         format("reserved %s after the trim", format_bytes(f.trimmed.reserved).c_str()),
         "a graph still scheduled to run held it",
-        tutorial::Entry{"Runtime API reference: cudaDeviceGraphMemTrim", "Blocks", "are"}));
+        tutorial::Entry{"Runtime API reference: cudaDeviceGraphMemTrim", "Blocks not use",
+                        "are freed"}));
     // Such allocations may share physical memory (the Guide's word); whether they do is the
     // allocator's choice, shown by its reserved high watermark.
     ctx.claim(tutorial::observed(
@@ -203,8 +204,10 @@ void claim_misuse(tutorial::Context& ctx, const tutorial::ChildResult& child) {
         "relaunch_live_refused", "relaunching a graph whose allocation is still live is refused",
         tutorial::child_answer(child, "cudaGraphLaunch again"), "cudaErrorInvalidValue",
         "this driver relaunched it",
-        tutorial::Entry{"Runtime API reference: cudaGraphLaunch",
-                        "cudaGraphInstantiateFlagAutoFreeOnLaunch cudaErrorInvalidValue", "will"}));
+        tutorial::Entry{
+            "Runtime API reference: cudaGraphLaunch",
+            "cudaGraphInstantiateFlagAutoFreeOnLaunch not unfreed cudaErrorInvalidValue",
+            "will fail"}));
     const std::string second = tutorial::child_answer(child, "cudaGraphInstantiate of it");
     ctx.claim(tutorial::documented(
         "second_instance_refused", "a second instantiation of a graph with memory nodes is refused",
@@ -216,8 +219,8 @@ void claim_misuse(tutorial::Context& ctx, const tutorial::ChildResult& child) {
         "second_free_refused", "a second free node for one allocation is refused",
         tutorial::child_answer(child, "cudaGraphAddMemFreeNode for"), "cudaErrorInvalidValue",
         "this driver added the node",
-        tutorial::Entry{"Runtime API reference: cudaGraphAddMemFreeNode", "cudaErrorInvalidValue",
-                        "will"}));
+        tutorial::Entry{"Runtime API reference: cudaGraphAddMemFreeNode",
+                        "cudaErrorInvalidValue twice", "will"}));
 }
 
 double malloc_over_graph(const Rounds& r) {

@@ -58,6 +58,12 @@ double grant_gain(const Costs& c) {
     return c.enable_ms.back() / c.grant_ms.back();
 }
 
+// The Guide's E.7: VMM's access control lets the user choose (允许) which allocations are shared
+// with the system's peer devices, where cudaEnablePeerAccess maps every cudaMalloc allocation to
+// the peer.
+const tutorial::Entry chosen_allocations{"Programming Guide, E.7 Control Access Rights",
+                                         "对等设备 共享 分配", "允许"};
+
 }  // namespace
 
 // Child role: the lesson's mistake. cuMemGetAccess reports GPU 0's access to each range; a kernel
@@ -143,8 +149,7 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
                access_as_granted ? "granted PROT_READWRITE, not granted PROT_NONE"
                                  : "other flags (see the child's line)",
                read_granted ? "right" : "WRONG"),
-        "peer access reached the VMM allocation, or the grant did not work",
-        tutorial::Entry{"Programming Guide, E.7 Control Access Rights", "cuMemSetAccess", "必須"}));
+        "peer access reached the VMM allocation, or the grant did not work", chosen_allocations));
     ctx.claim(tutorial::observed(
         "not_granted_faults",
         "...and a peer kernel reading the one not granted fails with cudaErrorIllegalAddress",

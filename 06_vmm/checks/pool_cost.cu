@@ -36,13 +36,15 @@ auto& pool_of(F& found, int i) {
 }
 
 // The cudaMemPoolAttrReleaseThreshold entry: above the threshold the allocator "will try" to
-// release memory at a synchronization (not that it does, nor how much); at or below it, the pool
+// release memory at a synchronization (not that it does, nor how much); the threshold itself is
+// the amount of reserved memory the pool holds onto before trying, so at or below it, the pool
 // holds on to what it has.
 constexpr const char* will_try =
     "the cudaMemPoolAttrReleaseThreshold entry says the allocator will try to release memory "
     "above the threshold at a synchronization, not that it does, nor how much";
 const tutorial::Entry holds_below_threshold{
-    "Runtime API reference: cudaMemPoolAttrReleaseThreshold", "threshold held release", "will"};
+    "Runtime API reference: cudaMemPoolAttrReleaseThreshold",
+    "cudaMemPoolAttrReleaseThreshold reserved", "hold onto"};
 // cudaMemPoolTrimTo: "Releases memory back to the OS until the pool contains fewer than
 // minBytesToKeep reserved bytes, or there is no more memory that the allocator can safely
 // release"; only memory behind outstanding allocations cannot be, and none is outstanding here.

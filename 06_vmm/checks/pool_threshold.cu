@@ -113,7 +113,7 @@ tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
         format("threshold %llu", static_cast<unsigned long long>(f.default_threshold)),
         "the process set another threshold",
         tutorial::Entry{"Runtime API reference: cudaMemPoolAttrReleaseThreshold",
-                        "threshold default", "will"}));
+                        "cudaMemPoolAttrReleaseThreshold 0", "defaults"}));
     ctx.claim(tutorial::observed(
         "emptied_at_synchronize", "...and at a synchronize the pool gave all its memory back",
         emptied,

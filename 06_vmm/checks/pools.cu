@@ -87,6 +87,35 @@ tutorial::ChildResult limit_in_child(int device, std::size_t bytes) {
     return limit;
 }
 
+// A new pool's attributes against their defaults: the cudaMemPoolGetAttribute entry gives each
+// attribute's default in a parenthesis of its own, "(default 0)", "(default enabled)", so each
+// is a claim of its own. Returns whether all four are the defaults.
+bool claim_defaults(tutorial::Context& ctx, const Fresh& f) {
+    const auto rule = [](int value) { return format("%d", value); };
+    const std::string other = "this driver creates pools with another default";
+    ctx.claim(tutorial::documented(
+        "new_pool_defaults", "a new pool has the release threshold's default, 0", f.threshold == 0,
+        format("threshold %llu", static_cast<unsigned long long>(f.threshold)), other,
+        tutorial::Entry{"Runtime API reference: cudaMemPoolGetAttribute",
+                        "cudaMemPoolAttrReleaseThreshold 0", "defaults"}));
+    ctx.claim(tutorial::documented(
+        "new_pool_follows_events", "...and cudaMemPoolReuseFollowEventDependencies on (1)",
+        f.follow_events == 1, rule(f.follow_events), other,
+        tutorial::Entry{"Runtime API reference: cudaMemPoolGetAttribute",
+                        "cudaMemPoolReuseFollowEventDependencies enabled", "defaults"}));
+    ctx.claim(tutorial::documented(
+        "new_pool_opportunistic", "...and cudaMemPoolReuseAllowOpportunistic on (1)",
+        f.opportunistic == 1, rule(f.opportunistic), other,
+        tutorial::Entry{"Runtime API reference: cudaMemPoolGetAttribute",
+                        "cudaMemPoolReuseAllowOpportunistic enabled", "defaults"}));
+    ctx.claim(tutorial::documented(
+        "new_pool_internal_dependencies", "...and cudaMemPoolReuseAllowInternalDependencies on (1)",
+        f.internal == 1, rule(f.internal), other,
+        tutorial::Entry{"Runtime API reference: cudaMemPoolGetAttribute",
+                        "cudaMemPoolReuseAllowInternalDependencies enabled", "defaults"}));
+    return f.threshold == 0 && f.follow_events == 1 && f.opportunistic == 1 && f.internal == 1;
+}
+
 }  // namespace
 
 // Child role: a pool that may not grow past a limit, and the default pool beside it. Refused
@@ -116,16 +145,7 @@ tutorial::Result run_pools(tutorial::Context& ctx) {
 
     const Fresh& f = r.first.fresh;
     const Blocks& b = r.first.blocks;
-    const bool defaults_ok =
-        f.threshold == 0 && f.follow_events == 1 && f.opportunistic == 1 && f.internal == 1;
-    ctx.claim(tutorial::documented(
-        "new_pool_defaults",
-        "a new pool has the attributes' defaults: threshold 0 and every reuse rule on", defaults_ok,
-        format("threshold %llu, reuse rules %d %d %d", static_cast<unsigned long long>(f.threshold),
-               f.follow_events, f.opportunistic, f.internal),
-        "this driver creates pools with other defaults",
-        tutorial::Entry{"Runtime API reference: cudaMemPoolGetAttribute", "threshold default",
-                        "will"}));
+    const bool defaults_ok = claim_defaults(ctx, f);
     ctx.claim(tutorial::observed(
         "new_pool_empty", "...and it starts empty", f.reserved == 0,
         format("reserved %s before its first allocation", format_bytes(f.reserved).c_str()),

@@ -120,7 +120,8 @@ tutorial::Result run_sleep_wake(tutorial::Context& ctx) {
         f.same_address && new_access == "PROT_NONE",
         "cuMemGetAccess said " + new_access + " before cuMemSetAccess",
         "the new mapping inherited the old grant",
-        tutorial::Entry{"Driver API reference: cuMemUnmap", "cuMemSetAccess", "will"}));
+        tutorial::Entry{"Driver API reference: cuMemUnmap", "mappings no accessibility",
+                        "start with"}));
     ctx.claim(tutorial::documented(
         "old_pointer_reads_saved",
         "after waking, a pointer taken before the sleep reads the saved data", f.wrong == 0,

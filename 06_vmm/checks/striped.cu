@@ -112,13 +112,13 @@ tutorial::Result run_striped(tutorial::Context& ctx) {
         "bytes are, the mappings do. A kernel writes its own GPU's chunk at device-memory speed\n"
         "and the others' over the link between the GPUs. The next GPU found %zu values wrong.\n\n",
         gpus, r.wrong);
-    ctx.claim(
-        tutorial::documented("chunk_owners_named",
-                             "cudaPointerGetAttributes names each chunk's GPU, first byte and last",
-                             owners_right == gpus, format("%d of %d chunks", owners_right, gpus),
-                             "the chunks were not mapped where they were created",
-                             tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
-                                             "against allocated", "is"}));
+    ctx.claim(tutorial::documented(
+        "chunk_owners_named",
+        "cudaPointerGetAttributes names each chunk's GPU, first byte and last",
+        owners_right == gpus, format("%d of %d chunks", owners_right, gpus),
+        "the chunks were not mapped where they were created",
+        tutorial::Entry{"Runtime API reference: cudaPointerGetAttributes",
+                        "cudaMemoryTypeDevice physically resides", "identifies"}));
     ctx.claim(tutorial::at_least("own_chunk_faster",
                                  "a kernel writes its own GPU's chunk much faster than a peer's "
                                  "(slowest writer, peer / own time)",

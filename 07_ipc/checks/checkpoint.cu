@@ -226,30 +226,38 @@ void print_run(const Run& run) {
     table.print();
 }
 
+// Each call's entry says, in a sentence of its own, the state a successful return leaves the
+// process in: LOCKED after the lock, CHECKPOINTED after the checkpoint, LOCKED after the restore,
+// RUNNING after the unlock. One claim per call, each on the state before and after it.
 void claim_states(tutorial::Context& ctx, const Found& f) {
-    const auto seen = [&](int first) {
-        return format("%s, %s, %s", state_name(f.states[first]).c_str(),
-                      state_name(f.states[first + 1]).c_str(),
-                      state_name(f.states[first + 2]).c_str());
+    const auto seen = [&](int before) {
+        return format("%s, then %s", state_name(f.states[before]).c_str(),
+                      state_name(f.states[before + 1]).c_str());
     };
+    const auto went = [&](int before, CUprocessState from, CUprocessState to) {
+        return f.states[before] == from && f.states[before + 1] == to;
+    };
+    const char* other = "a call returned CUDA_SUCCESS and left another state than its entry names";
     ctx.claim(tutorial::documented(
-        "checkpoint_states",
-        "lock, then checkpoint: the child goes from running to locked to checkpointed",
-        f.states[0] == CU_PROCESS_STATE_RUNNING && f.states[1] == CU_PROCESS_STATE_LOCKED &&
-            f.states[2] == CU_PROCESS_STATE_CHECKPOINTED,
-        seen(0), "a call returned CUDA_SUCCESS and left another state than its entry names",
-        tutorial::Entry{"Driver API reference: cuCheckpointProcessCheckpoint, "
-                        "cuCheckpointProcessLock",
-                        "LOCKED CHECKPOINTED", "will"}));
+        "lock_state", "lock: the running child is locked",
+        went(0, CU_PROCESS_STATE_RUNNING, CU_PROCESS_STATE_LOCKED), seen(0), other,
+        tutorial::Entry{"Driver API reference: cuCheckpointProcessLock", "successful LOCKED",
+                        "will"}));
     ctx.claim(tutorial::documented(
-        "restore_states",
-        "restore, then unlock: the child goes from checkpointed to locked to running again",
-        f.states[2] == CU_PROCESS_STATE_CHECKPOINTED && f.states[3] == CU_PROCESS_STATE_LOCKED &&
-            f.states[4] == CU_PROCESS_STATE_RUNNING,
-        seen(2), "a call returned CUDA_SUCCESS and left another state than its entry names",
-        tutorial::Entry{"Driver API reference: cuCheckpointProcessRestore, "
-                        "cuCheckpointProcessUnlock",
-                        "CHECKPOINTED LOCKED", "will"}));
+        "checkpoint_states", "...then checkpoint: the locked child is checkpointed",
+        went(1, CU_PROCESS_STATE_LOCKED, CU_PROCESS_STATE_CHECKPOINTED), seen(1), other,
+        tutorial::Entry{"Driver API reference: cuCheckpointProcessCheckpoint",
+                        "successful CHECKPOINTED", "will"}));
+    ctx.claim(tutorial::documented(
+        "restore_states", "restore: the checkpointed child is locked again",
+        went(2, CU_PROCESS_STATE_CHECKPOINTED, CU_PROCESS_STATE_LOCKED), seen(2), other,
+        tutorial::Entry{"Driver API reference: cuCheckpointProcessRestore", "successful LOCKED",
+                        "will"}));
+    ctx.claim(tutorial::documented(
+        "unlock_state", "...then unlock: it runs again",
+        went(3, CU_PROCESS_STATE_LOCKED, CU_PROCESS_STATE_RUNNING), seen(3), other,
+        tutorial::Entry{"Driver API reference: cuCheckpointProcessUnlock", "successful RUNNING",
+                        "will"}));
 }
 
 void claim_memory(tutorial::Context& ctx, const Found& f, std::size_t bytes,

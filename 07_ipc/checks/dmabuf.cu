@@ -141,7 +141,8 @@ tutorial::Result run_dmabuf(tutorial::Context& ctx) {
         "vmm_exported", "...and for cuMemCreate memory mapped over its whole range", v.fd >= 0,
         format("descriptor %d", v.fd), "the range was not fully mapped",
         tutorial::Entry{"Driver API reference: cuMemGetHandleForAddressRange",
-                        "cuMemAddressReserve CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "is"}));
+                        "cuMemAddressReserve CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED",
+                        "is supported"}));
     ctx.claim(tutorial::observed(
         "dmabuf_of_range_size", "each descriptor is a dma-buf of exactly its range's size",
         what.find("dmabuf") != std::string::npos &&

@@ -143,14 +143,15 @@ tutorial::Result run_master_workers(tutorial::Context& ctx) {
         "a worker could not open the handle; its line in the table says how it ended",
         tutorial::Entry{"Programming Guide, Interprocess Communication",
                         "cudaIpcGetMemHandle cudaIpcOpenMemHandle", "can"}));
-    // The opened pointer is valid in the worker, for writing as for reading.
+    // cudaIpcOpenMemHandle maps the exported memory into the worker's address space: the same
+    // memory, for writing as for reading.
     ctx.claim(tutorial::documented(
         "writes_reach_master",
         "what workers write through their handles is in the master's buffer, with no copy",
         wrote_ok == workers, format("%d of %d slices correct in the master", wrote_ok, workers),
         "a worker closed its handle before its kernel had finished",
-        tutorial::Entry{"Programming Guide, Interprocess Communication", "cudaIpcOpenMemHandle",
-                        "is"}));
+        tutorial::Entry{"Runtime API reference: cudaIpcOpenMemHandle",
+                        "exported cudaIpcGetMemHandle", "maps"}));
     return ctx.verdict(good == workers,
                        format("%d of %d workers reported the right sum for their slice and wrote "
                               "the right results into the shared buffer",

@@ -26,12 +26,13 @@
 //   A shared host can slow one side of a ratio for a moment, so a measured claim that falls short
 //   is measured again, with fresh interleaved rounds (`again`), up to measure_attempts times in
 //   all, before it is NOT held; its line says how many measurements it took.
-// - documented (documented, documented_error): a behaviour the reference promises. `Entry` names
-//   the Programming Guide section or the API reference entry, the identifiers of its text that
-//   carry the promise and its own modal word for it (must, will, returns); .ci/check-references
-//   finds them in the installed headers' doc comments (the Runtime and Driver API reference) or
-//   in the source documents' Guide sections, and refuses a documented claim whose sentence says
-//   may, undefined or unspecified. Judged in every run; not held fails the section.
+// - documented (documented, documented_error): a behaviour the reference promises for the very
+//   case judged. `Entry` names the Programming Guide section or the API reference entry, the
+//   words of its text that name the case and its own word for the promise; .ci/check-references
+//   finds both in ONE sentence of the installed headers' doc comments (the Runtime and Driver API
+//   reference) or of the source documents' Guide sections, and refuses a sentence that does not
+//   promise the case (a condition, a duty on the caller, a possibility, undefined, unspecified,
+//   a negation). Judged in every run; not held fails the section.
 // - counted (counted_at_least, counted_at_most): a quantity the driver's Unified Memory counters
 //   gave for one step (bytes moved, page faults; common/harness/um_counters.hpp), against a threshold.
 //   Judged where the counters can be read; where they cannot, the section passes
@@ -60,15 +61,25 @@ enum class Evidence {
 
 // Where the reference promises a documented claim, in its own words:
 //   Entry{"Runtime API reference: cudaDeviceDisablePeerAccess",
-//         "cudaErrorPeerAccessNotEnabled", "returns"}
-// `where` is "Runtime API reference: <function, enum value or attribute>", "Driver API
+//         "cudaErrorPeerAccessNotEnabled not enabled", "returns"}
+// names the sentence "Returns cudaErrorPeerAccessNotEnabled if direct access to memory on
+// peerDevice has not yet been enabled from the current device."
+// `where` is "Runtime API reference: <function, enum value, attribute or module>", "Driver API
 // reference: ...", or "Programming Guide, <section>" (the appendices with the letters and numbers
 // the source documents use, "N.2.2.7 Memcpy()/Memset() Behavior With Managed Memory"), or a POSIX
-// or Linux man page. `terms`: the identifiers of that entry's text that carry the promise (the
-// error code, the parameter, flag or attribute the condition names), separated by spaces.
-// `modal`: the entry's own word for it, "must", "will", "returns", a verb the API reference states
-// a call's behaviour in ("blocks", "makes", "unmaps"; an error code's "indicates"), or the source
-// document's ("必须" must, "将" will).
+// or Linux man page. `terms`, separated by spaces: the words of that entry's text that name the
+// case judged: the value, flag, parameter or situation ("directManagedMemAccessFromHost=1"), and
+// for an error code the code and its case ("cudaErrorMemoryAllocation failure"); a case that is
+// itself a negation names the negating word ("pageable without cudaHostRegister"). `modal`: the
+// entry's own word for the promise, as written: a verb the reference states what a call does in
+// ("copies", "blocks", "passes back", "supports", "enqueues", "ensures"), "will", "returns", a
+// granted "may" ("the function may always use memory attached to the stream"), a predicate ("is
+// valid", "is always", "will fail", "is returned"), a negative promise with its negation ("will
+// not", 不会), "defaults" for a "(default 0)", or the source document's (将, 允许, 确保, 是安全的).
+// Terms and modal stand in ONE sentence, which promises the case; a sentence that points back
+// ("An error will be returned in this case.", 这可确保 ...) is read with the one before it. "is"
+// alone proves nothing but a definition; a duty on the caller ("kind must be one of") promises
+// nothing. `python3 .ci/check-references --list` prints the sentence each entry names.
 struct Entry {
     std::string where;
     std::string terms;

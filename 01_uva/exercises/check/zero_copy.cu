@@ -49,7 +49,7 @@ Result check(Context& ctx) {
             "the kernel did not run on this buffer, or the CPU read before it finished. First "
             "step: launch write_values on data, then cudaDeviceSynchronize",
             tutorial::Entry{"Runtime API reference: Unified Addressing",
-                            "cudaMallocHost cudaHostAlloc", "is"}));
+                            "cudaMallocHost cudaHostAlloc", "is always"}));
     }
     release_shared(data);
     const cudaMemoryType after = tutorial::memory_type(data);

@@ -96,7 +96,7 @@ Result check(Context& ctx) {
         "the register call changed the data. First step: register the buffer as it is, with its "
         "own address and size",
         tutorial::Entry{"Runtime API reference: cudaMemcpy",
-                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "must"}));
+                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "copies"}));
     CUDA_CHECK(cudaFree(device));
     return ctx.verdict(u.pinned && u.unpinned && u.wrong == 0,
                        tutorial::format("uploads %.2fx faster after pin(); pinned %s, then %s",

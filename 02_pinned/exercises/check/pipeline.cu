@@ -120,7 +120,7 @@ Result check(Context& ctx) {
         "a chunk was left out, copied to the wrong place, or read before its stream finished. "
         "First step: check each chunk's offset and length, and synchronize every stream",
         tutorial::Entry{"Runtime API reference: cudaMemcpyAsync",
-                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "must"}));
+                        "src dst cudaMemcpyHostToDevice cudaMemcpyDeviceToHost", "copies"}));
     const int engines = tutorial::device_attribute(ctx.device, cudaDevAttrAsyncEngineCount);
     ctx.claim(tutorial::at_least(
                   "pipelined_sooner", "process_pipelined finishes sooner than process_serial",

@@ -69,7 +69,7 @@ Result check(Context& ctx) {
         summed ? "the sums agree" : "the kernel did not sum them",
         "the kernel never ran on the table. First step: make every "
         "allocation of the table managed",
-        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is"}));
+        tutorial::Entry{"Runtime API reference: cudaMallocManaged", "CPU GPUs", "is valid"}));
     CUDA_CHECK(cudaFree(sum));
 
     // The rows' addresses, read before free_table frees the array that holds them.

@@ -96,7 +96,7 @@ Result check(Context& ctx) {
         tutorial::format("%zu of %zu values wrong", wrong, checked),
         "the CPU read before the stream finished. First step: cudaStreamSynchronize(stream) "
         "after the last prefetch",
-        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API", "会"}));
+        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API 流排序语义", "遵循"}));
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(data));
     return ctx.verdict(

@@ -75,7 +75,8 @@ Result check(Context& ctx) {
                               "one per address"
                             : "the two addresses have memory of their own. First step: one "
                               "cuMemCreate, and cuMemMap that one handle at both addresses",
-        tutorial::Entry{"Programming Guide, E.5 Virtual Aliasing Support", "foo1", "are"}));
+        tutorial::Entry{"Programming Guide, E.5 Virtual Aliasing Support", "内核 单调排序",
+                        "是定义的"}));
     // Device memory in use, from cudaMemGetInfo: measured (another process may allocate
     // meanwhile, so a shortfall is measured again), and not judged under compute-sanitizer,
     // which takes device memory of its own.

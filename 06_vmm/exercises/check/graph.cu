@@ -72,13 +72,15 @@ Result check(Context& ctx) {
         graph != nullptr ? "it does" : "it returned nullptr",
         "nothing was captured. First step: cudaStreamBeginCapture on `stream`, the step, "
         "cudaStreamEndCapture, cudaGraphInstantiate",
-        tutorial::Entry{"Runtime API reference: cudaGraphInstantiate", "pGraphExec", "is"}));
+        tutorial::Entry{"Runtime API reference: cudaGraphInstantiate", "pGraphExec",
+                        "is returned"}));
     ctx.claim(tutorial::documented(
         "scratch_from_graph", "the step's scratch memory comes from the graph allocator",
         reserved >= bytes, format_bytes(reserved) + " reserved for graphs",
         "the scratch is allocated outside the graph. First step: cudaMallocAsync and "
         "cudaFreeAsync on the capturing stream, and run_step launching the graph",
-        tutorial::Entry{"Runtime API reference: cudaMallocAsync", "owned", "is"}));
+        tutorial::Entry{"Runtime API reference: cudaMallocAsync", "capture owned graph",
+                        "is owned"}));
     ctx.claim(tutorial::documented(
         "steps_right", "every step leaves `out` right", wrong == 0,
         std::to_string(wrong) + " values wrong in " + std::to_string(steps) + " steps",

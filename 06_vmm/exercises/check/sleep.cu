@@ -130,7 +130,8 @@ Result report(Context& ctx, const Night& n) {
         format("%zu of %zu values saved wrong", n.saved_wrong, count),
         "nothing, or not all, was copied out. First step: in go_to_sleep, cudaMemcpy the `bytes` "
         "at `address` into pinned_copy (cudaMemcpyDeviceToHost)",
-        tutorial::Entry{"Runtime API reference: cudaMemcpy", "cudaMemcpyDeviceToHost", "must"}));
+        tutorial::Entry{"Runtime API reference: cudaMemcpy", "src dst cudaMemcpyDeviceToHost",
+                        "copies"}));
     // Free device memory, from cudaMemGetInfo: measured (another process may allocate meanwhile,
     // so a shortfall is measured again, with a night of its own), and not judged under
     // compute-sanitizer, which takes device memory of its own.
@@ -160,7 +161,7 @@ Result report(Context& ctx, const Night& n) {
                  "prop.location"
                : "no memory is mapped there. First step: in wake_up, cuMemCreate(memory, bytes, "
                  "&prop, 0), then cuMemMap(address, bytes, 0, *memory, 0)",
-        tutorial::Entry{"Driver API reference: cuMemUnmap", "cuMemSetAccess", "will"}));
+        tutorial::Entry{"Programming Guide, E.7 Control Access Rights", "cuMemSetAccess", "允许"}));
     ctx.claim(tutorial::documented(
         "values_back", "after wake_up the buffer holds the values it had before the sleep",
         n.usable && n.wrong == 0,
@@ -168,7 +169,8 @@ Result report(Context& ctx, const Night& n) {
                  : "not read: a kernel would fault on memory it may not access",
         "the new memory was not filled from the copy. First step: in wake_up, after "
         "cuMemSetAccess, cudaMemcpy pinned_copy back to `address` (cudaMemcpyHostToDevice)",
-        tutorial::Entry{"Runtime API reference: cudaMemcpy", "cudaMemcpyHostToDevice", "must"}));
+        tutorial::Entry{"Runtime API reference: cudaMemcpy", "src dst cudaMemcpyHostToDevice",
+                        "copies"}));
     const bool ok = saved && given_back && same && n.usable && n.wrong == 0;
     const std::string back = n.usable ? format("%zu values wrong", n.wrong) : "values not read";
     return ctx.verdict(ok, format("saved %s, %.0f%% of the buffer freed while asleep, woken %s, %s",

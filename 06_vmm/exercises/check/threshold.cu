@@ -35,10 +35,12 @@ using tutorial::Result;
 constexpr int steps = 40;  // one job
 constexpr int rounds = 4;  // round 0 warms up; the medians of the others
 
-// The cudaMemPoolAttrReleaseThreshold entry: the allocator tries to release memory only when
-// more than the threshold is held; cudaMemPoolTrimTo releases what no allocation holds.
+// The cudaMemPoolAttrReleaseThreshold entry: the threshold is the amount of reserved memory the
+// pool holds onto before it tries to release any; cudaMemPoolTrimTo releases what no allocation
+// holds.
 const tutorial::Entry holds_below_threshold{
-    "Runtime API reference: cudaMemPoolAttrReleaseThreshold", "threshold held release", "will"};
+    "Runtime API reference: cudaMemPoolAttrReleaseThreshold",
+    "cudaMemPoolAttrReleaseThreshold reserved", "hold onto"};
 
 std::uint64_t held(cudaMemPool_t pool) {
     std::uint64_t bytes = 0;

@@ -64,14 +64,14 @@ Result check(Context& ctx) {
         tutorial::print_child_output(result);
         const std::string wanted = "the worker's sum: " + std::to_string(pattern_sum(count, seed));
         read = result.succeeded() && result.output.find(wanted) != std::string::npos;
-        ctx.claim(tutorial::documented("worker_reads_owner_values",
-                                       "a worker process reads the values the owner wrote", read,
-                                       read ? "its sum is the owner's" : "it " + result.describe(),
-                                       "the worker did not read what the owner wrote. First "
-                                       "step: fill and export the same buffer",
-                                       tutorial::Entry{"Programming Guide, Interprocess "
-                                                       "Communication",
-                                                       "cudaIpcOpenMemHandle", "is"}));
+        ctx.claim(tutorial::documented(
+            "worker_reads_owner_values", "a worker process reads the values the owner wrote", read,
+            read ? "its sum is the owner's" : "it " + result.describe(),
+            "the worker did not read what the owner wrote. First "
+            "step: fill and export the same buffer",
+            tutorial::Entry{"Programming Guide, Interprocess "
+                            "Communication",
+                            "cudaIpcGetMemHandle cudaIpcOpenMemHandle", "can"}));
     }
     free_shareable(buffer);
     return ctx.verdict(read, read ? "exported, opened and read by another process"
