@@ -86,7 +86,8 @@ std::uint64_t use_on_host_alone(std::size_t count) {
 
 // What the walkthrough found: sums the CPU used that were not the values it should find (0 to 3).
 struct Found {
-    std::size_t wrong = 0;
+    std::size_t wrong = 0;      // of the three sums
+    std::size_t foo_wrong = 0;  // of foo's own (0 or 1)
 };
 
 Found walkthrough(std::size_t count, int device) {
@@ -99,7 +100,8 @@ Found walkthrough(std::size_t count, int device) {
     cudaStream_t s = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     Found found;
-    found.wrong += foo(s, device, count) != expected;
+    found.foo_wrong = foo(s, device, count) != expected;
+    found.wrong += found.foo_wrong;
     found.wrong += foo_without_prefetches(s, count) != expected;
     found.wrong += use_on_host_alone(count) != initial;
     CUDA_CHECK(cudaStreamDestroy(s));

@@ -189,8 +189,9 @@ void claim_get_flags(tutorial::Context& ctx, const Counts& n) {
         n.registered_refused == 0,
         format("it answered for %d registrations and refused %d", n.registered_answered,
                n.registered_refused),
-        "the cudaHostGetFlags entry says it will fail for a pointer outside cudaHostAlloc's "
-        "ranges; a driver that answers departs from the text, so neither way is judged"));
+        "the cudaHostGetFlags entry says it will fail for a pointer outside a range allocated by "
+        "cudaHostAlloc, while the cudaHostRegister entry adds registered memory to the same "
+        "tracking mechanism as cudaHostAlloc: whether registered memory counts is left open"));
 }
 
 }  // namespace

@@ -208,18 +208,17 @@ void claim_data(tutorial::Context& ctx, const Found& found) {
         format("%zu values read wrong after those 4 copies", found.as_device_wrong),
         "N.2.2.7 rules only on the managed side; for pointers that do not match the copy's kind "
         "the cudaMemcpy entry calls the result undefined"));
-    // N.2.2.7: cudaMemset*() on managed memory always (始终) reaches the data from the device;
-    // that the program must synchronize before the CPU touches the data is the caller's duty,
-    // which the walkthrough does.
+    // The cudaMemset entry: it fills the first count bytes at devPtr with the value (N.2.2.7 adds
+    // that on managed memory it always reaches the data from the device, which the counted
+    // claims judge); that the program must synchronize before the CPU touches the data is the
+    // caller's duty, which the walkthrough does.
     ctx.claim(tutorial::documented(
         "memsets_then_sync",
         "cudaMemset and cudaMemsetAsync fill managed memory, and after a synchronize the CPU "
         "reads what they set",
         found.set_wrong == 0, format("%zu of %zu words wrong", found.set_wrong, count),
         "a memset missed bytes, or the host read before it was done",
-        tutorial::Entry{"Programming Guide, N.2.2.7 Memcpy()/Memset() Behavior With Managed "
-                        "Memory",
-                        "cudaMemset*() 托管内存", "始终"}));
+        tutorial::Entry{"Runtime API reference: cudaMemset", "devPtr value", "fills"}));
 }
 
 }  // namespace

@@ -61,8 +61,30 @@ double grant_gain(const Costs& c) {
 // The Guide's E.7: VMM's access control lets the user choose (允许) which allocations are shared
 // with the system's peer devices, where cudaEnablePeerAccess maps every cudaMalloc allocation to
 // the peer.
-const tutorial::Entry chosen_allocations{"Programming Guide, E.7 Control Access Rights",
-                                         "对等设备 共享 分配", "允许"};
+// E.7: cuMemSetAccess grants (允许) a device access to a mapped range; a mapping made with
+// cuMemMap alone does not make the addresses accessible (不会使地址可访问), and peer access maps
+// only cudaMalloc allocations (cudaEnablePeerAccess 强制将所有 ... cudaMalloc 分配映射).
+const tutorial::Entry granted_access{"Programming Guide, E.7 Control Access Rights",
+                                     "cuMemSetAccess", "允许"};
+const tutorial::Entry mapping_not_access{"Programming Guide, E.7 Control Access Rights",
+                                         "cuMemMap 可访问", "不会"};
+
+// What the grant opens, and what it leaves closed (E.7).
+void claim_access(tutorial::Context& ctx, bool read_granted, bool access_as_granted) {
+    ctx.claim(tutorial::documented(
+        "granted_open", "the peer reads the VMM allocation granted to it with cuMemSetAccess",
+        read_granted, format("the granted one read %s", read_granted ? "right" : "WRONG"),
+        "the grant did not work", granted_access));
+    ctx.claim(tutorial::documented(
+        "only_granted_open",
+        "...and only that one is open to it, even with peer access enabled (cuMemGetAccess)",
+        access_as_granted,
+        format("cuMemGetAccess: %s", access_as_granted
+                                         ? "granted PROT_READWRITE, not granted PROT_NONE"
+                                         : "other flags (see the child's line)"),
+        "peer access reached the VMM allocation that was mapped but not granted",
+        mapping_not_access));
+}
 
 }  // namespace
 
@@ -141,15 +163,7 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
     const bool access_as_granted =
         child.output.find("granted PROT_READWRITE, not granted PROT_NONE") != std::string::npos;
     const bool faulted = child.failed_with("cudaErrorIllegalAddress");
-    ctx.claim(tutorial::documented(
-        "only_granted_open",
-        "only the granted VMM allocation is open to the peer, even with peer access enabled",
-        read_granted && access_as_granted,
-        format("cuMemGetAccess: %s; the granted one read %s",
-               access_as_granted ? "granted PROT_READWRITE, not granted PROT_NONE"
-                                 : "other flags (see the child's line)",
-               read_granted ? "right" : "WRONG"),
-        "peer access reached the VMM allocation, or the grant did not work", chosen_allocations));
+    claim_access(ctx, read_granted, access_as_granted);
     ctx.claim(tutorial::observed(
         "not_granted_faults",
         "...and a peer kernel reading the one not granted fails with cudaErrorIllegalAddress",

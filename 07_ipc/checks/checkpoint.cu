@@ -63,12 +63,12 @@ constexpr const char* same_address_open =
     "the cuCheckpointProcessRestore entry restores a process's GPU memory contents from its last "
     "checkpoint and says nothing of their addresses; NVIDIA's cuda-checkpoint README says mappings "
     "are restored at their original addresses";
-// Where the values come back: the checkpoint brings the GPU memory contents into host memory
-// (this sentence), and the restore's entry is titled "Restore a CUDA process's GPU memory
-// contents from its last checkpoint". Neither says at which addresses: that is observed above.
-const tutorial::Entry contents_back{
-    "Driver API reference: cuCheckpointProcessCheckpoint, cuCheckpointProcessRestore",
-    "GPU memory contents host", "will"};
+// Where the values come back: the restore's entry, "Restores a CUDA process ... from its last
+// checkpoint", titled "Restore a CUDA process's GPU memory contents from its last checkpoint"
+// (the checkpoint's brings them into host memory). Neither says at which addresses: that is
+// observed above.
+const tutorial::Entry contents_back{"Driver API reference: cuCheckpointProcessRestore",
+                                    "last checkpoint", "restores"};
 
 std::string state_name(CUprocessState state) {
     switch (state) {
