@@ -124,11 +124,14 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
                       return zeros_gain(n) / pattern_gain(n);
                   }),
               small);
+    // No gain is 1.0x; two equal 256 MiB reads in the tests' quick rounds vary by up to 9% on an
+    // H200 (beside other work, or with little memory free). 1.2x stays far below the gain the
+    // zeros get on top of it (at least 1.3x, measured 1.65x to 1.77x).
     ctx.claim(tutorial::at_most(
                   "pattern_no_gain",
                   "...and gives incompressible data no such gain (read GB/s of the pattern, "
                   "compressible / ordinary)",
-                  pattern_gain(r), 1.1, "x", "the two buffers were read under different conditions")
+                  pattern_gain(r), 1.2, "x", "the two buffers were read under different conditions")
                   .again([&] { return pattern_gain(again()); }),
               small);
     return ctx.verdict(wrong == 0, "every sum over every kind of memory and contents was right");

@@ -276,7 +276,8 @@ std::string child_answer(const ChildResult& result, const std::string& call) {
     const std::string& output = result.output;
     const std::size_t line = output.find(call);
     if (line == std::string::npos) return "(no line)";
-    const std::size_t arrow = output.find("-> ", line);
+    // After the call's name: a name may hold an arrow of its own ("device -> device as ...").
+    const std::size_t arrow = output.find("-> ", line + call.size());
     const std::size_t end = output.find('\n', arrow);
     if (arrow == std::string::npos || arrow > output.find('\n', line)) return "(no answer)";
     return output.substr(arrow + 3, end == std::string::npos ? end : end - arrow - 3);
