@@ -189,9 +189,11 @@ void claim_get_flags(tutorial::Context& ctx, const Counts& n) {
         n.registered_refused == 0,
         format("it answered for %d registrations and refused %d", n.registered_answered,
                n.registered_refused),
-        "the cudaHostGetFlags entry says it will fail for a pointer outside a range allocated by "
-        "cudaHostAlloc, while the cudaHostRegister entry adds registered memory to the same "
-        "tracking mechanism as cudaHostAlloc: whether registered memory counts is left open"));
+        "read to the letter, the cudaHostGetFlags entry promises failure for a pointer outside a "
+        "range allocated by cudaHostAlloc, registered memory included, and this driver answers "
+        "instead; the course shows that departure rather than fail a driver that tracks "
+        "registered memory as it does cudaHostAlloc's (the cudaHostRegister entry adds it to the "
+        "same tracking, though for calls such as cudaMemcpy)"));
 }
 
 }  // namespace

@@ -112,16 +112,17 @@ std::string location_name(int location) {
 
 // What foo's CPU uses is what its kernel wrote.
 void claim_values(tutorial::Context& ctx, const Tally& tally) {
-    // Stream order (the Guide, N.3.1): the prefetch API follows (遵循) stream-ordering semantics,
-    // so a prefetch starts after the work queued before it, and the work queued after it waits
-    // for it; cudaStreamSynchronize waits for all of it.
+    // What the CPU reads after cudaStreamSynchronize is the kernel's output: the entry "Blocks
+    // until stream has completed all operations", the kernel among them. (The prefetches' order
+    // in the stream, N.3.1, moves pages; it cannot change the values.)
     ctx.claim(tutorial::documented(
         "cpu_uses_kernel_values",
         "what the CPU used after foo's cudaStreamSynchronize is the kernel's output: its sum "
         "matches",
         tally.foo_wrong == 0, format("%zu of %d of foo's sums wrong", tally.foo_wrong, tally.foos),
-        "the stream did not order the prefetch back after the kernel",
-        tutorial::Entry{"Programming Guide, N.3.1 Data Prefetching", "API 流排序语义", "遵循"}));
+        "the CPU read before the kernel had finished",
+        tutorial::Entry{"Runtime API reference: cudaStreamSynchronize", "stream operations",
+                        "blocks"}));
 }
 
 }  // namespace
