@@ -173,8 +173,8 @@ tutorial::Result run_peer_access_control(tutorial::Context& ctx) {
         faulted, "the child " + child.describe() + (faulted ? ", cudaErrorIllegalAddress" : ""),
         peer_access_open));
     return ctx.verdict(read_granted && c.last.granted == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-                       "GPU 0 read the granted allocation right, and cuMemGetAccess gave it "
-                       "PROT_READWRITE there, peer access enabled");
+                       "GPU 0 read the granted allocation right with peer access enabled, and "
+                       "cuMemGetAccess gave it PROT_READWRITE on the granted range");
 }
 
 TUTORIAL_SECTION(peer_access_control, run_peer_access_control);

@@ -79,6 +79,8 @@ Result Context::verdict(bool ok, const std::string& what) {
 }
 
 Result Context::skip(const std::string& reason) {
+    // A section that found a claim false cannot be skipped: what it judged stands.
+    if (claims_not_held_ > 0) return verdict(false, "not finished: " + reason);
     std::printf("SKIP: %s/%s: %s\n", chapter_, section_, reason.c_str());
     ++verdicts_;
     result_ = Result::skip;

@@ -53,7 +53,8 @@ public:
     // Prints "PASS <chapter>/<section>: <what>" or "FAIL ...". `what` names what was compared.
     // The verdict is FAIL when `ok` is false or any claim of the section did not hold.
     Result verdict(bool ok, const std::string& what);
-    // Prints "SKIP: <chapter>/<section>: <reason>".
+    // Prints "SKIP: <chapter>/<section>: <reason>"; after a claim NOT held, the FAIL verdict
+    // instead (what the section judged stands).
     Result skip(const std::string& reason);
 
     int verdicts() const { return verdicts_; }
