@@ -146,9 +146,12 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
     // the claim sticky_after_fault judges the documented rest (a claim not held fails the
     // section), and where it did not, there is nothing to keep.
     return ctx.verdict(unknown_there,
-                       "the child's CUDA did not know the address, and a fault there stayed with "
-                       "its context; the fault itself and this process's intact buffer are what "
-                       "this driver did");
+                       kernel_faulted
+                           ? "the child's CUDA did not know the address, and a fault there stayed "
+                             "with its context; the fault itself and this process's intact "
+                             "buffer are what this driver did"
+                           : "the child's CUDA did not know the address; its kernel did not "
+                             "fault there, which this driver chose");
 }
 
 TUTORIAL_SECTION(other_process, run_other_process);
