@@ -44,6 +44,7 @@ Found walkthrough(const std::uint32_t* foreign) {
     cudaPointerAttributes attributes{};
     found.query = cudaPointerGetAttributes(&attributes, foreign);
     found.type = attributes.type;
+    (void)cudaGetLastError();  // its answer is kept above; the launch's below is its own
     // 2. A buffer of this process's own, for a kernel to copy into.
     std::uint32_t* mine = nullptr;
     CUDA_CHECK(cudaMalloc(&mine, count * sizeof *mine));

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
                     Takes{}.size(2 * MiB, 4 * GiB).holds(1, 1).iters(1, 20)},
             Section{"pinned_pool", "pinned host memory from a pool: cudaMallocFromPoolAsync",
                     Takes{}.size(4 * KiB, 1 * GiB).holds(1, 2)},
+            Section{"mapped_file", "a file mapped read-only, pinned: which flags, what it buys",
+                    Takes{}.size(4, 2 * GiB).holds(1, 4)},
             Section{"misuse", "wrong free calls, pinning twice, read-only writes (fault)"},
         }};
     return tutorial::run_chapter(chapter, argc, argv);

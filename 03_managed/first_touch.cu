@@ -34,6 +34,11 @@ __global__ void touch(std::uint8_t* data, std::size_t bytes) {
     }
 }
 
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step kernel_first{"a kernel touches a fresh buffer first"};
+constexpr tutorial::Step cpu_first{"the CPU writes another fresh buffer first"};
+constexpr tutorial::Step kernel_after_cpu{"a kernel touches the CPU's pages, they fault over"};
+
 FreeMemory walkthrough(std::size_t bytes) {
     FreeMemory f{};
     f.start = free_device_memory();
@@ -44,26 +49,29 @@ FreeMemory walkthrough(std::size_t bytes) {
     f.managed = free_device_memory();
 
     // 2. A kernel touches every page first: each is made in device memory as it faults.
-    tutorial::step("a kernel touches a fresh buffer");
-    touch<<<256, 256>>>(gpu_touched, bytes);
-    CUDA_CHECK_LAUNCH_SYNC();
-    tutorial::step_end();
+    {
+        const tutorial::During during(kernel_first);
+        touch<<<256, 256>>>(gpu_touched, bytes);
+        CUDA_CHECK_LAUNCH_SYNC();
+    }
     f.gpu_touch = free_device_memory();
 
     // 3. A second buffer, touched first by the CPU: its pages are made in host memory.
     std::uint8_t* cpu_touched = nullptr;
     CUDA_CHECK(cudaMallocManaged(&cpu_touched, bytes));
     f.managed_2 = free_device_memory();
-    tutorial::step("the CPU writes another fresh buffer");
-    std::memset(cpu_touched, 1, bytes);
-    tutorial::step_end();
+    {
+        const tutorial::During during(cpu_first);
+        std::memset(cpu_touched, 1, bytes);
+    }
     f.cpu_touch = free_device_memory();
 
     // 4. A kernel touches the CPU's pages: each faults over to device memory.
-    tutorial::step("then a kernel touches that buffer");
-    touch<<<256, 256>>>(cpu_touched, bytes);
-    CUDA_CHECK_LAUNCH_SYNC();
-    tutorial::step_end();
+    {
+        const tutorial::During during(kernel_after_cpu);
+        touch<<<256, 256>>>(cpu_touched, bytes);
+        CUDA_CHECK_LAUNCH_SYNC();
+    }
     f.gpu_after_cpu = free_device_memory();
 
     // 5. cudaMalloc, for comparison: its memory is there when the call returns.
@@ -88,6 +96,13 @@ int main() {
     const auto mib = [](std::size_t before, std::size_t after) {
         return (static_cast<double>(before) - static_cast<double>(after)) / (1 << 20);
     };
+    // The card's number: the device memory each touch took (cudaMemGetInfo before and after).
+    // 256 MiB buffers, three of them held at the end; the card's run uses 1 GiB ones.
+    std::printf(
+        "256 MiB: %.0f MiB at the call, %.0f MiB at the kernel's touch, %.0f MiB at the "
+        "CPU's touch, while cudaMalloc took %.0f MiB at once (cudaMemGetInfo)\n",
+        mib(f.start, f.managed), mib(f.managed, f.gpu_touch), mib(f.managed_2, f.cpu_touch),
+        mib(f.gpu_after_cpu, f.cuda_malloc));
     std::printf(
         "device memory taken, in MiB, by each step on 256 MiB buffers:\n"
         "cudaMallocManaged %.0f, a kernel's first touch %.0f, cudaMallocManaged %.0f,\n"

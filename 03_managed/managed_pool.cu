@@ -51,31 +51,6 @@ cudaMemoryType memory_type(const void* pointer) {
     return attributes.type;
 }
 
-// A managed pool of one's own. The cudaMemLocationTypeNone entry speaks of creating managed
-// pools, but the cudaMemPoolProps entry still says allocType must be Pinned: try it. Returns
-// cudaMemPoolCreate's answer, and where it made one, the type of 1 MiB from it in `type`.
-cudaError_t try_own_managed_pool(int device, cudaStream_t stream, cudaMemoryType* type) {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypeManaged;
-    props.handleTypes = cudaMemHandleTypeNone;
-    props.location.type = cudaMemLocationTypeDevice;  // preferred location: this GPU
-    props.location.id = device;
-    cudaMemPool_t own = nullptr;
-    const cudaError_t status = cudaMemPoolCreate(&own, &props);
-    if (status != cudaSuccess) {
-        (void)cudaGetLastError();  // a refusal is an answer here
-        return status;
-    }
-    void* data = nullptr;
-    CUDA_CHECK(cudaMallocFromPoolAsync(&data, 1 << 20, own, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    *type = memory_type(data);
-    CUDA_CHECK(cudaFreeAsync(data, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaMemPoolDestroy(own));
-    return status;
-}
-
 // What the walkthrough found.
 struct Found {
     cudaError_t pool = cudaSuccess;                    // cudaMemGetDefaultMemPool's answer
@@ -85,6 +60,16 @@ struct Found {
     cudaError_t own_pool = cudaSuccess;  // cudaMemPoolCreate with allocType Managed
     cudaMemoryType own_type = cudaMemoryTypeUnregistered;
 };
+
+// Step 7, below the walkthrough: a managed pool of one's own; cudaMemPoolCreate's answer, and
+// where it made one, the type of 1 MiB from it in `type`.
+cudaError_t try_own_managed_pool(int device, cudaStream_t stream, cudaMemoryType* type);
+
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step kernel_writes{"a kernel writes the pool's memory"};
+constexpr tutorial::Step cpu_reads{"the CPU reads it, its pages follow"};
+constexpr tutorial::Step prefetched{"a prefetch brings the pages back to the GPU"};
+constexpr tutorial::Step kernel_again{"a kernel writes it again, after the prefetch"};
 
 Found walkthrough(std::size_t bytes, int device) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
@@ -111,23 +96,30 @@ Found walkthrough(std::size_t bytes, int device) {
     found.type = memory_type(data);
 
     // 4. A kernel writes it; once the stream is done the CPU reads it, and its pages follow.
-    tutorial::step("a kernel writes it", stream);
-    write_values<<<256, 256, 0, stream>>>(data, count, 1);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step("the CPU reads it");
-    for (std::size_t i = 0; i < count; ++i) found.wrong += data[i] != i + 1;
+    {
+        const tutorial::During during(kernel_writes, stream);
+        write_values<<<256, 256, 0, stream>>>(data, count, 1);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    {
+        const tutorial::During during(cpu_reads);
+        for (std::size_t i = 0; i < count; ++i) found.wrong += data[i] != i + 1;
+    }
 
     // 5. A prefetch brings the pages back to the GPU ahead of the next kernel, as for any
     //    managed memory; the kernel after it, in the same stream, finds them there.
     const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    tutorial::step("cudaMemPrefetchAsync to the GPU", stream);
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, stream));
-    tutorial::step("a kernel writes it again", stream);
-    write_values<<<256, 256, 0, stream>>>(data, count, 2);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step_end();
+    {
+        const tutorial::During during(prefetched, stream);
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, stream));
+    }
+    {
+        const tutorial::During during(kernel_again, stream);
+        write_values<<<256, 256, 0, stream>>>(data, count, 2);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
     found.in_use = pool_bytes(pool);
 
     // 6. Free in stream order: back to the pool, which keeps it (step 2); trimming gives what no
@@ -139,10 +131,35 @@ Found walkthrough(std::size_t bytes, int device) {
     found.after_trim = pool_bytes(pool);
     CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 
-    // 7. A managed pool of one's own (above).
+    // 7. A managed pool of one's own (below).
     found.own_pool = try_own_managed_pool(device, stream, &found.own_type);
     CUDA_CHECK(cudaStreamDestroy(stream));
     return found;
+}
+
+// A managed pool of one's own. The cudaMemLocationTypeNone entry speaks of creating managed
+// pools, but the cudaMemPoolProps entry still says allocType must be Pinned: try it. Returns
+// cudaMemPoolCreate's answer, and where it made one, the type of 1 MiB from it in `type`.
+cudaError_t try_own_managed_pool(int device, cudaStream_t stream, cudaMemoryType* type) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypeManaged;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;  // preferred location: this GPU
+    props.location.id = device;
+    cudaMemPool_t own = nullptr;
+    const cudaError_t status = cudaMemPoolCreate(&own, &props);
+    if (status != cudaSuccess) {
+        (void)cudaGetLastError();  // a refusal is an answer here
+        return status;
+    }
+    void* data = nullptr;
+    CUDA_CHECK(cudaMallocFromPoolAsync(&data, 1 << 20, own, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    *type = memory_type(data);
+    CUDA_CHECK(cudaFreeAsync(data, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemPoolDestroy(own));
+    return status;
 }
 
 }  // namespace
@@ -159,9 +176,13 @@ int main() {
     }
     std::printf("64 MiB from the default managed pool: %s, %zu values read wrong\n",
                 tutorial::memory_type_name(f.type).c_str(), f.wrong);
-    std::printf("the pool holds %llu bytes after cudaFreeAsync, %llu after cudaMemPoolTrimTo\n",
-                static_cast<unsigned long long>(f.after_free.reserved),
-                static_cast<unsigned long long>(f.after_trim.reserved));
+    // The card's number: what the pool kept reserved once the memory was freed into it, with its
+    // release threshold raised (step 2), and after the trim.
+    const auto mib = [](std::uint64_t b) { return static_cast<double>(b) / (1 << 20); };
+    std::printf(
+        "%.0f MiB stayed reserved after cudaFreeAsync (release threshold raised); "
+        "cudaMemPoolTrimTo(0) left %.0f MiB\n",
+        mib(f.after_free.reserved), mib(f.after_trim.reserved));
     std::printf("a managed pool of one's own: %s\n", cudaGetErrorName(f.own_pool));
     return f.wrong == 0 ? 0 : 1;
 }

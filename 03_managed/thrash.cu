@@ -5,6 +5,7 @@
 #include "common/check.hpp"
 #include "common/step.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 
@@ -14,27 +15,34 @@ namespace {
 // uses for managed memory (4 KiB on the CPU, up to 2 MiB on the GPU).
 constexpr std::size_t far_apart = (4 << 20) / sizeof(int);
 
-// The three ways the rounds run. Each names its stretches of rounds as steps: round 1 (the
-// pages' first touches), rounds 2 to 5, rounds 6 to 20 (by then the driver may change its
-// tactics), and the rest.
+// The three ways the rounds run. Each names its stretches of rounds as the walkthrough's steps:
+// round 1 (the pages' first touches), rounds 2 to 5, rounds 6 to 20 (by then the driver may
+// change its tactics), and the rest; each one timed wherever steps are watched.
 struct Case {
     bool cpu_writes;        // the CPU writes element 0 each round
     std::size_t gpu_index;  // the element the kernel writes
-    const char* rounds[4];
+    tutorial::Step rounds[4];
 };
 
 constexpr Case cases[] = {
     {false,
      far_apart,
-     {"GPU only: round 1", "GPU only: rounds 2-5", "GPU only: rounds 6-20", "GPU only: the rest"}},
+     {{"GPU only: round 1"},
+      {"GPU only: rounds 2-5"},
+      {"GPU only: rounds 6-20"},
+      {"GPU only: the rest"}}},
     {true,
      far_apart,
-     {"separate pages: round 1", "separate pages: rounds 2-5", "separate pages: rounds 6-20",
-      "separate pages: the rest"}},
+     {{"separate pages: round 1"},
+      {"separate pages: rounds 2-5"},
+      {"separate pages: rounds 6-20"},
+      {"separate pages: the rest"}}},
     {true,
      1,
-     {"same page: round 1", "same page: rounds 2-5", "same page: rounds 6-20",
-      "same page: the rest"}},
+     {{"same page: round 1"},
+      {"same page: rounds 2-5"},
+      {"same page: rounds 6-20"},
+      {"same page: the rest"}}},
 };
 constexpr int first_rounds[4] = {0, 1, 5, 20};  // where each stretch begins (0-based rounds)
 
@@ -71,13 +79,12 @@ Found walkthrough(int rounds) {
     for (int k = 0; k < 3; ++k) {
         const Case& c = cases[k];
         int* data = shared_buffer();
-        for (int r = 0; r < rounds; ++r) {
-            for (int s = 0; s < 4; ++s) {
-                if (r == first_rounds[s]) tutorial::step(c.rounds[s]);
-            }
-            one_round(data, c, r);
+        // Each stretch the rounds reach is a step of its own, from its first round to the next's.
+        for (int s = 0; s < 4 && first_rounds[s] < rounds; ++s) {
+            const int end = s < 3 ? std::min(first_rounds[s + 1], rounds) : rounds;
+            const tutorial::During during(c.rounds[s]);
+            for (int r = first_rounds[s]; r < end; ++r) one_round(data, c, r);
         }
-        tutorial::step_end();
         const int last = rounds - 1;
         found.right[k] = data[c.gpu_index] == 2 * last + 1 && data[0] == (c.cpu_writes ? last : -1);
         CUDA_CHECK(cudaFree(data));
@@ -89,10 +96,26 @@ Found walkthrough(int rounds) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    const int rounds = 2000;
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(100);
+    const Found found = walkthrough(rounds);
     times.print();
-    std::printf("100 rounds each: GPU only %s, separate pages %s, same page %s\n",
+    // The card's number: microseconds a round in the first 20 rounds (the first three stretches)
+    // and in the rest, on the same page against separate pages.
+    const int first = first_rounds[3];
+    const auto first_us = [&](const Case& c) {
+        const double ms = times.median_host_ms(c.rounds[0]) + times.median_host_ms(c.rounds[1]) +
+                          times.median_host_ms(c.rounds[2]);
+        return ms * 1e3 / first;
+    };
+    const double same_us = first_us(cases[2]);
+    const double separate_us = first_us(cases[1]);
+    std::printf(
+        "%.1fx in the first %d rounds: %.1f us a round on the same page against %.1f us on "
+        "separate pages; later rounds on the same page cost %.1f us\n",
+        same_us / separate_us, first, same_us, separate_us,
+        times.median_host_ms(cases[2].rounds[3]) * 1e3 / (rounds - first));
+    std::printf("%d rounds each: GPU only %s, separate pages %s, same page %s\n", rounds,
                 found.right[0] ? "right" : "WRONG", found.right[1] ? "right" : "WRONG",
                 found.right[2] ? "right" : "WRONG");
     return found.right[0] && found.right[1] && found.right[2] ? 0 : 1;

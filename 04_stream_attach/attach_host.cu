@@ -23,6 +23,9 @@ struct Found {
     int x, y;
 };
 
+// The walkthrough's step, watched wherever steps are: the CPU's write, made while stream1 runs.
+constexpr tutorial::Step cpu_writes_y{"the CPU writes y while stream1 runs"};
+
 // The appendix's example. A 100 ms busy kernel ahead of `kernel` keeps stream1 running while the
 // CPU writes y, even on a host that is descheduled for a moment.
 Found walkthrough() {
@@ -37,9 +40,10 @@ Found walkthrough() {
     tutorial::launch_busy(stream1, 100.0);
     kernel<<<1, 1, 0, stream1>>>();
     CUDA_CHECK_LAUNCH();
-    tutorial::step("the CPU writes y", stream1);
-    y = 20;  // stream1 is still running: allowed, because y is attached to the host
-    tutorial::step_end();
+    {
+        const tutorial::During during(cpu_writes_y, stream1);
+        y = 20;  // stream1 is still running: allowed, because y is attached to the host
+    }
     CUDA_CHECK(cudaStreamSynchronize(stream1));
     CUDA_CHECK(cudaStreamDestroy(stream1));
     return {x, y};
@@ -53,6 +57,12 @@ int main() {
     const Found found = walkthrough();
     times.print();
     std::printf("the CPU wrote y while stream1 ran; afterwards x = %d, y = %d\n", found.x, found.y);
+    // The card's answer, as found here. stream1's state at the write (cudaStreamQuery) is read
+    // by the chapter's program: ./build/bin/04_stream_attach attach_host.
+    std::printf(
+        "y = %d and x = %d: the CPU wrote y with 100 ms of work queued in stream1 before "
+        "it\n",
+        found.y, found.x);
     return found.x == 10 && found.y == 20 ? 0 : 1;
 }
 #endif

@@ -65,6 +65,13 @@ struct Found {
     int wrong_when_woken;   // the last kernel's values, as the woken host thread read them
 };
 
+// The walkthrough's steps, each watched wherever steps are (in the stream).
+constexpr tutorial::Step first_kernel{"a kernel writes i"};
+constexpr tutorial::Step callback_queued{"the callback that checks i and writes 2 * i is queued"};
+constexpr tutorial::Step kernel_checks{"a kernel checks for 2 * i"};
+constexpr tutorial::Step last_kernel{"a kernel writes 3 * i"};
+constexpr tutorial::Step host_sleeps{"the host thread sleeps until the callback signals"};
+
 Found walkthrough() {
     int* data = nullptr;
     unsigned* wrong = nullptr;
@@ -84,15 +91,20 @@ Found walkthrough() {
     //    the values on the CPU and writes 2 * i; the kernel queued after the callback starts only
     //    when it returns, and counts the values that are not 2 * i.
     Job job{data, 0};
-    tutorial::step("a kernel writes i", stream);
-    fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
-    CUDA_CHECK_LAUNCH();
-    tutorial::step("cudaLaunchHostFunc: the callback checks i, writes 2 * i", stream);
-    CUDA_CHECK(cudaLaunchHostFunc(stream, check_and_double, &job));
-    tutorial::step("a kernel checks for 2 * i", stream);
-    count_not_multiple<<<256, 256, 0, stream>>>(data, count, 2, wrong);
-    CUDA_CHECK_LAUNCH();
-    tutorial::step_end();
+    {
+        const tutorial::During during(first_kernel, stream);
+        fill_multiple<<<256, 256, 0, stream>>>(data, count, 1);
+        CUDA_CHECK_LAUNCH();
+    }
+    {
+        const tutorial::During during(callback_queued, stream);
+        CUDA_CHECK(cudaLaunchHostFunc(stream, check_and_double, &job));
+    }
+    {
+        const tutorial::During during(kernel_checks, stream);
+        count_not_multiple<<<256, 256, 0, stream>>>(data, count, 2, wrong);
+        CUDA_CHECK_LAUNCH();
+    }
     CUDA_CHECK(cudaStreamSynchronize(stream));
     found.wrong_in_callback = job.wrong_seen;
     found.wrong_after = *wrong;
@@ -100,17 +112,17 @@ Found walkthrough() {
     // 2. A kernel writes 3 * i, then a callback with no device work after it signals. This
     //    thread sleeps until then and reads the data: the stream stays idle after the callback.
     Signal signal;
-    tutorial::step("a kernel writes 3 * i", stream);
-    fill_multiple<<<256, 256, 0, stream>>>(data, count, 3);
-    CUDA_CHECK_LAUNCH();
-    tutorial::step_end();
-    CUDA_CHECK(cudaLaunchHostFunc(stream, notify, &signal));
-    tutorial::step("the host thread sleeps until the callback signals", stream);
     {
+        const tutorial::During during(last_kernel, stream);
+        fill_multiple<<<256, 256, 0, stream>>>(data, count, 3);
+        CUDA_CHECK_LAUNCH();
+    }
+    CUDA_CHECK(cudaLaunchHostFunc(stream, notify, &signal));
+    {
+        const tutorial::During during(host_sleeps, stream);
         std::unique_lock<std::mutex> lock(signal.mutex);
         signal.ready.wait(lock, [&] { return signal.done; });
     }
-    tutorial::step_end();
     for (int i = 0; i < count; ++i) found.wrong_when_woken += data[i] != 3 * i ? 1 : 0;
 
     CUDA_CHECK(cudaStreamSynchronize(stream));  // notify has returned: `signal` may go
@@ -131,6 +143,16 @@ int main() {
         "wrong values: %d seen by the callback, %u by the kernel after it, %d read by "
         "the woken thread\n",
         found.wrong_in_callback, found.wrong_after, found.wrong_when_woken);
+    // The card's answer, as found here: the woken thread's values are the last kernel's only if
+    // that kernel was done (the chapter's program also reads its event:
+    // ./build/bin/04_stream_attach host_callback).
+    const int wrong_total =
+        found.wrong_in_callback + static_cast<int>(found.wrong_after) + found.wrong_when_woken;
+    std::printf(
+        "%d wrong values on every side; the woken thread, after %.1f ms asleep, found the "
+        "kernel before the callback %s\n",
+        wrong_total, times.median_host_ms(host_sleeps),
+        found.wrong_when_woken == 0 ? "done" : "NOT done");
     return found.wrong_in_callback == 0 && found.wrong_after == 0 && found.wrong_when_woken == 0
                ? 0
                : 1;

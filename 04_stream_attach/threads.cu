@@ -125,9 +125,10 @@ int run_task(int device, StreamChoice choice, const Work& work, unsigned task, B
     return wrong;
 }
 
-// `threads` tasks at once, one host thread each; the step `name` lasts from the moment their
+// `threads` tasks at once, one host thread each; the step `step` lasts from the moment their
 // loops start together to the moment the last one ends. Returns their wrong values.
-int run_tasks(int device, int threads, StreamChoice choice, const Work& work, const char* name) {
+int run_tasks(int device, int threads, StreamChoice choice, const Work& work,
+              const tutorial::Step& step) {
     Barrier gate(threads + 1);
     std::vector<int> wrong(threads, 0);
     std::vector<std::thread> pool;
@@ -137,10 +138,11 @@ int run_tasks(int device, int threads, StreamChoice choice, const Work& work, co
         });
     }
     gate.arrive_and_wait();  // every thread has its data
-    tutorial::step(name);
-    gate.arrive_and_wait();  // go
-    gate.arrive_and_wait();  // every loop is done
-    tutorial::step_end();
+    {
+        const tutorial::During during(step);
+        gate.arrive_and_wait();  // go
+        gate.arrive_and_wait();  // every loop is done
+    }
     int total = 0;
     for (int t = 0; t < threads; ++t) {
         pool[t].join();
@@ -154,18 +156,24 @@ struct Found {
     int wrong = 0;
 };
 
+// The walkthrough's steps: each way's loops, from their start together to the last one's end,
+// each one timed wherever steps are watched.
+constexpr tutorial::Step alone{"one task alone, in its own stream"};
+constexpr tutorial::Step own_streams{"the threads, a stream each"};
+constexpr tutorial::Step per_thread{"the threads, each in cudaStreamPerThread"};
+constexpr tutorial::Step legacy{"the threads, sharing the legacy stream"};
+
 Found walkthrough(int device, int threads) {
     CUDA_CHECK(cudaSetDevice(device));
     const Work work = work_for(device, threads);
     Found found;
     // 1. One task alone, in a stream of its own: what the others are compared with.
-    found.wrong += run_tasks(device, 1, StreamChoice::own, work, "one task alone");
+    found.wrong += run_tasks(device, 1, StreamChoice::own, work, alone);
     // 2. `threads` tasks at once, each in a stream it creates: their kernels run side by side,
     //    and each thread waits for its own stream only.
-    found.wrong += run_tasks(device, threads, StreamChoice::own, work, "a stream per thread");
+    found.wrong += run_tasks(device, threads, StreamChoice::own, work, own_streams);
     // 3. The same in cudaStreamPerThread, each host thread's own default stream.
-    found.wrong +=
-        run_tasks(device, threads, StreamChoice::per_thread, work, "cudaStreamPerThread");
+    found.wrong += run_tasks(device, threads, StreamChoice::per_thread, work, per_thread);
     // 4. The same in the legacy NULL stream: every kernel waits for every earlier kernel of every
     //    thread. The data stays global there, and the CPU uses it while other threads' kernels
     //    run: a segmentation fault where concurrentManagedAccess = 0 (the Guide, N.2.2.1), so
@@ -173,7 +181,7 @@ Found walkthrough(int device, int threads) {
     int concurrent = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
     if (concurrent == 1)
-        found.wrong += run_tasks(device, threads, StreamChoice::legacy, work, "the legacy stream");
+        found.wrong += run_tasks(device, threads, StreamChoice::legacy, work, legacy);
     return found;
 }
 
@@ -186,6 +194,18 @@ int main() {
     times.print();
     std::printf("run_task in 4 host threads, three kinds of stream: %d values wrong\n",
                 found.wrong);
+    // The card's number: the threads' wall time in the shared legacy stream against a stream
+    // each. The legacy way runs only where concurrentManagedAccess = 1 (the walkthrough, step 4).
+    int concurrent = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, 0));
+    if (concurrent == 1) {
+        const double legacy_ms = times.median_host_ms(legacy);
+        const double own_ms = times.median_host_ms(own_streams);
+        std::printf(
+            "%.2fx: %.1f ms for four threads sharing the legacy stream against %.1f ms "
+            "with a stream each (one task alone: %.1f ms)\n",
+            legacy_ms / own_ms, legacy_ms, own_ms, times.median_host_ms(alone));
+    }
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

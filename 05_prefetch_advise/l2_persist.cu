@@ -22,6 +22,142 @@ struct L2Sizes {
     int max_window_bytes = 0;
 };
 
+// The work's buffers (allocate_tables, below) and its launch's size.
+struct Tables {
+    float4* stream = nullptr;  // read once per kernel
+    std::size_t lookups = 0;   // per kernel: the stream's float4s / 8
+    float* hot = nullptr;      // looked up all through the kernel
+    std::uint32_t hot_words = 0;
+    float* sums = nullptr;  // one per thread
+    int blocks = 0;
+};
+
+// The walkthrough's steps: the ways it runs the work, each a step of its own, timed wherever
+// steps are watched: two controls without a window, then the lookups with the stream, four ways.
+enum Way : int {
+    table_alone,        // the lookups and no stream: the table fits in L2 and stays there
+    stream_alone,       // the stream, every lookup the same word: what the stream costs
+    no_window,          // the work, no window: the stream pushes the table out of L2
+    stream_window,      // the work, the stream's window on the table
+    graph_as_captured,  // a graph captured with no window, launched in the stream with one
+    graph_node_window,  // the same graph, the window on its kernel node
+    ways
+};
+constexpr tutorial::Step way_step[ways] = {
+    {"the table alone (no stream)"},
+    {"the stream alone (every lookup one word)"},
+    {"kernel, no window"},
+    {"kernel, the stream's window"},
+    {"graph captured with no window, in the stream with one"},
+    {"the same graph, the window on its kernel node"},
+};
+
+// What the walkthrough found: the sizes, what the device reads back of the set-aside part, the
+// stream's window and the captured node's, what each way's sums added up to and what the known
+// values say they should.
+struct Found {
+    L2Sizes sizes;
+    std::size_t set_aside = 0, limit = 0, hot_bytes = 0, stream_bytes = 0, lookups = 0;
+    const void* table = nullptr;
+    cudaAccessPolicyWindow stream_window{};  // cudaStreamGetAttribute, after the window is set
+    cudaError_t captured_status = cudaSuccess;
+    cudaAccessPolicyWindow captured_window{};  // the node captured with no window
+    std::uint64_t sums[ways] = {}, expected[ways] = {};
+};
+
+// Defined below the walkthrough:
+L2Sizes l2_sizes(int device);
+void set_aside_persisting_l2(std::size_t bytes);
+std::size_t hot_table_bytes(const L2Sizes& s);
+std::size_t stream_bytes_for(std::size_t hot_bytes);
+Tables allocate_tables(int device, std::size_t hot_bytes, std::size_t stream_bytes);
+std::uint64_t expected_sum(const Tables& t, bool with_stream, std::uint32_t words);
+cudaGraph_t capture_reads(const Tables& t, cudaStream_t stream);
+cudaGraphNode_t kernel_node(cudaGraph_t graph);
+void set_node_window(cudaGraphNode_t node, void* base, std::size_t bytes);
+cudaGraphExec_t instantiate(cudaGraph_t graph);
+std::uint64_t run_way(Way way, const Tables& t, cudaStream_t s, cudaGraphExec_t exec,
+                      int launches);
+void set_stream_window(cudaStream_t stream, void* base, std::size_t bytes);
+void give_back_l2(cudaStream_t stream);
+void free_tables(Tables& t);
+void launch_graph(cudaGraphExec_t exec, cudaStream_t stream);
+void launch_reads(const Tables& t, cudaStream_t stream, bool with_stream, std::uint32_t words);
+std::uint64_t added_up(const Tables& t, cudaStream_t stream);
+
+Found walkthrough(int device, int launches) {
+    Found f;
+    // 1. The L2's sizes; the persisting part set aside (a hint: read back what was granted).
+    f.sizes = l2_sizes(device);
+    f.set_aside = static_cast<std::size_t>(f.sizes.max_persisting_bytes);
+    set_aside_persisting_l2(f.set_aside);
+    CUDA_CHECK(cudaDeviceGetLimit(&f.limit, cudaLimitPersistingL2CacheSize));
+    // 2. The work: a hot table, and a stream of data 16 times its size.
+    f.hot_bytes = hot_table_bytes(f.sizes);
+    f.stream_bytes = stream_bytes_for(f.hot_bytes);
+    Tables t = allocate_tables(device, f.hot_bytes, f.stream_bytes);
+    f.table = t.hot;
+    f.lookups = t.lookups;
+    for (int way = 0; way < ways; ++way) {
+        f.expected[way] = expected_sum(t, way != table_alone, way == stream_alone ? 1 : t.hot_words);
+    }
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // 3. Two graphs of the same launch, captured while the stream has no window; the second's
+    //    kernel node gets the window of its own.
+    cudaGraph_t graphs[2] = {capture_reads(t, s), capture_reads(t, s)};
+    cudaKernelNodeAttrValue captured{};
+    f.captured_status = cudaGraphKernelNodeGetAttribute(
+        kernel_node(graphs[0]), cudaKernelNodeAttributeAccessPolicyWindow, &captured);
+    (void)cudaGetLastError();  // a refusal is an answer here
+    f.captured_window = captured.accessPolicyWindow;
+    set_node_window(kernel_node(graphs[1]), t.hot, f.hot_bytes);
+    cudaGraphExec_t execs[2] = {instantiate(graphs[0]), instantiate(graphs[1])};
+    // 4. No window: the two controls, then the work. The table alone stays in L2; with the
+    //    stream, the table is pushed out and its lookups go to memory.
+    f.sums[table_alone] = run_way(table_alone, t, s, nullptr, launches);
+    f.sums[stream_alone] = run_way(stream_alone, t, s, nullptr, launches);
+    f.sums[no_window] = run_way(no_window, t, s, nullptr, launches);
+    // 5. The stream's window on the table, read back.
+    set_stream_window(s, t.hot, f.hot_bytes);
+    cudaStreamAttrValue window{};
+    CUDA_CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &window));
+    f.stream_window = window.accessPolicyWindow;
+    f.sums[stream_window] = run_way(stream_window, t, s, nullptr, launches);
+    // 6. The graphs in that stream: the one captured with no window has none; the other has its
+    //    node's.
+    f.sums[graph_as_captured] = run_way(graph_as_captured, t, s, execs[0], launches);
+    f.sums[graph_node_window] = run_way(graph_node_window, t, s, execs[1], launches);
+    // 7. Done: the window off, the lines back to normal, the L2 given back.
+    give_back_l2(s);
+    for (int g = 0; g < 2; ++g) {
+        CUDA_CHECK(cudaGraphExecDestroy(execs[g]));
+        CUDA_CHECK(cudaGraphDestroy(graphs[g]));
+    }
+    CUDA_CHECK(cudaStreamDestroy(s));
+    free_tables(t);
+    return f;
+}
+
+// One way to run the work: `launches` kernels (or launches of `exec`, where given), from an L2
+// with no persisting lines left by the way before. Returns what the last one's sums add up to.
+std::uint64_t run_way(Way way, const Tables& t, cudaStream_t s, cudaGraphExec_t exec,
+                      int launches) {
+    CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    {
+        const tutorial::During during(way_step[way], s);
+        for (int i = 0; i < launches; ++i) {
+            if (exec != nullptr) {
+                launch_graph(exec, s);
+            } else {
+                launch_reads(t, s, way != table_alone, way == stream_alone ? 1 : 0);
+            }
+        }
+    }
+    return added_up(t, s);
+}
+
+// Step 1: the L2's three sizes, from the device's attributes.
 L2Sizes l2_sizes(int device) {
     L2Sizes s;
     CUDA_CHECK(cudaDeviceGetAttribute(&s.l2_bytes, cudaDevAttrL2CacheSize, device));
@@ -105,15 +241,6 @@ __global__ void fill_known(float* data, std::size_t n) {
 }
 
 constexpr int threads_per_block = 256;
-
-struct Tables {
-    float4* stream = nullptr;  // read once per kernel
-    std::size_t lookups = 0;   // per kernel: the stream's float4s / 8
-    float* hot = nullptr;      // looked up all through the kernel
-    std::uint32_t hot_words = 0;
-    float* sums = nullptr;  // one per thread
-    int blocks = 0;
-};
 
 Tables allocate_tables(int device, std::size_t hot_bytes, std::size_t stream_bytes) {
     Tables t;
@@ -250,110 +377,6 @@ void free_tables(Tables& t) {
     t = Tables{};
 }
 
-// The ways the walkthrough runs the work, each a step of its own, named here once: two controls
-// without a window, then the lookups with the stream, four ways.
-enum Way : int {
-    table_alone,        // the lookups and no stream: the table fits in L2 and stays there
-    stream_alone,       // the stream, every lookup the same word: what the stream costs
-    no_window,          // the work, no window: the stream pushes the table out of L2
-    stream_window,      // the work, the stream's window on the table
-    graph_as_captured,  // a graph captured with no window, launched in the stream with one
-    graph_node_window,  // the same graph, the window on its kernel node
-    ways
-};
-const char* const way_step[ways] = {
-    "the table alone (no stream)",
-    "the stream alone (every lookup one word)",
-    "kernel, no window",
-    "kernel, the stream's window",
-    "graph captured with no window, in the stream with one",
-    "the same graph, the window on its kernel node",
-};
-
-// One way to run the work: `launches` kernels (or launches of `exec`, where given), from an L2
-// with no persisting lines left by the way before. Returns what the last one's sums add up to.
-std::uint64_t run_way(Way way, const Tables& t, cudaStream_t s, cudaGraphExec_t exec,
-                      int launches) {
-    CUDA_CHECK(cudaCtxResetPersistingL2Cache());
-    tutorial::step(way_step[way], s);
-    for (int i = 0; i < launches; ++i) {
-        if (exec != nullptr) {
-            launch_graph(exec, s);
-        } else {
-            launch_reads(t, s, way != table_alone, way == stream_alone ? 1 : 0);
-        }
-    }
-    tutorial::step_end();
-    return added_up(t, s);
-}
-
-// What the walkthrough found: the sizes, what the device reads back of the set-aside part, the
-// stream's window and the captured node's, what each way's sums added up to and what the known
-// values say they should.
-struct Found {
-    L2Sizes sizes;
-    std::size_t set_aside = 0, limit = 0, hot_bytes = 0, stream_bytes = 0, lookups = 0;
-    const void* table = nullptr;
-    cudaAccessPolicyWindow stream_window{};  // cudaStreamGetAttribute, after the window is set
-    cudaError_t captured_status = cudaSuccess;
-    cudaAccessPolicyWindow captured_window{};  // the node captured with no window
-    std::uint64_t sums[ways] = {}, expected[ways] = {};
-};
-
-Found walkthrough(int device, int launches) {
-    Found f;
-    // 1. The L2's sizes; the persisting part set aside (a hint: read back what was granted).
-    f.sizes = l2_sizes(device);
-    f.set_aside = static_cast<std::size_t>(f.sizes.max_persisting_bytes);
-    set_aside_persisting_l2(f.set_aside);
-    CUDA_CHECK(cudaDeviceGetLimit(&f.limit, cudaLimitPersistingL2CacheSize));
-    // 2. The work: a hot table, and a stream of data 16 times its size.
-    f.hot_bytes = hot_table_bytes(f.sizes);
-    f.stream_bytes = stream_bytes_for(f.hot_bytes);
-    Tables t = allocate_tables(device, f.hot_bytes, f.stream_bytes);
-    f.table = t.hot;
-    f.lookups = t.lookups;
-    for (int way = 0; way < ways; ++way) {
-        f.expected[way] = expected_sum(t, way != table_alone, way == stream_alone ? 1 : t.hot_words);
-    }
-    cudaStream_t s = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    // 3. Two graphs of the same launch, captured while the stream has no window; the second's
-    //    kernel node gets the window of its own.
-    cudaGraph_t graphs[2] = {capture_reads(t, s), capture_reads(t, s)};
-    cudaKernelNodeAttrValue captured{};
-    f.captured_status = cudaGraphKernelNodeGetAttribute(
-        kernel_node(graphs[0]), cudaKernelNodeAttributeAccessPolicyWindow, &captured);
-    (void)cudaGetLastError();  // a refusal is an answer here
-    f.captured_window = captured.accessPolicyWindow;
-    set_node_window(kernel_node(graphs[1]), t.hot, f.hot_bytes);
-    cudaGraphExec_t execs[2] = {instantiate(graphs[0]), instantiate(graphs[1])};
-    // 4. No window: the two controls, then the work. The table alone stays in L2; with the
-    //    stream, the table is pushed out and its lookups go to memory.
-    f.sums[table_alone] = run_way(table_alone, t, s, nullptr, launches);
-    f.sums[stream_alone] = run_way(stream_alone, t, s, nullptr, launches);
-    f.sums[no_window] = run_way(no_window, t, s, nullptr, launches);
-    // 5. The stream's window on the table, read back.
-    set_stream_window(s, t.hot, f.hot_bytes);
-    cudaStreamAttrValue window{};
-    CUDA_CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &window));
-    f.stream_window = window.accessPolicyWindow;
-    f.sums[stream_window] = run_way(stream_window, t, s, nullptr, launches);
-    // 6. The graphs in that stream: the one captured with no window has none; the other has its
-    //    node's.
-    f.sums[graph_as_captured] = run_way(graph_as_captured, t, s, execs[0], launches);
-    f.sums[graph_node_window] = run_way(graph_node_window, t, s, execs[1], launches);
-    // 7. Done: the window off, the lines back to normal, the L2 given back.
-    give_back_l2(s);
-    for (int g = 0; g < 2; ++g) {
-        CUDA_CHECK(cudaGraphExecDestroy(execs[g]));
-        CUDA_CHECK(cudaGraphDestroy(graphs[g]));
-    }
-    CUDA_CHECK(cudaStreamDestroy(s));
-    free_tables(t);
-    return f;
-}
-
 }  // namespace
 
 #ifndef TUTORIAL_CHECKS
@@ -364,14 +387,37 @@ int main() {
         std::printf("no L2 can be set aside on this device\n");
         return 0;
     }
+    const int launches = 5;
+    for (int w = 0; w < 2; ++w) walkthrough(0, 1);  // warm-ups: first launches, first captures
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found f = walkthrough(0, 3);
+    Found f;
+    int rounds_right = 0;  // rounds in which every way's sums were right
+    for (int round = 0; round < 15; ++round) {  // 15 rounds: the answer is their medians
+        f = walkthrough(0, launches);
+        int right = 0;
+        for (int way = 0; way < ways; ++way) right += f.sums[way] == f.expected[way];
+        rounds_right += right == ways;
+    }
     times.print();
-    int right = 0;
-    for (int way = 0; way < ways; ++way) right += f.sums[way] == f.expected[way];
     std::printf("persisting L2 asked %zu, granted %zu bytes; hot table %zu, stream %zu bytes\n",
                 f.set_aside, f.limit, f.hot_bytes, f.stream_bytes);
-    std::printf("%d of %d ways added up to what the known values give\n", right, int{ways});
-    return right == ways ? 0 : 1;
+    std::printf("in %d of 15 rounds all %d ways added up to what the known values give\n",
+                rounds_right, int{ways});
+    // The card's number: what the lookups cost, per kernel, as a way's time above the stream
+    // alone's (at least 1% of that, so that a ratio stays finite).
+    const double stream_ms = times.median_ms(way_step[stream_alone]) / launches;
+    const auto lookups_ms = [&](Way way) {
+        return std::max(times.median_ms(way_step[way]) / launches - stream_ms, 0.01 * stream_ms);
+    };
+    const double table_ms = times.median_ms(way_step[table_alone]) / launches;
+    std::printf("%.3gx less with the stream's window (the lookups' time above the stream alone: "
+                "%.4f ms without, %.4f ms with): without a window they cost %.3gx the table "
+                "alone's, with it %.3gx; the graph captured without a window: its node's "
+                "window gave %.3gx\n",
+                lookups_ms(no_window) / lookups_ms(stream_window), lookups_ms(no_window),
+                lookups_ms(stream_window), lookups_ms(no_window) / table_ms,
+                lookups_ms(stream_window) / table_ms,
+                lookups_ms(graph_as_captured) / lookups_ms(graph_node_window));
+    return rounds_right == 15 ? 0 : 1;
 }
 #endif

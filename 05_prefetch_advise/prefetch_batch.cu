@@ -23,6 +23,102 @@ struct Ranges {
     std::vector<std::size_t> sizes;
 };
 
+// The ranges go to one GPU three ways: a prefetch call per range, one batch call for all of them
+// (CUDA 13), or one call over the whole span, gaps included.
+enum Way { loop, batch, span, ways };
+
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched. Each
+// way ([loop], [batch], [span]) until its stream is done, a kernel's read of every range after
+// it, and the same prefetch again with every range in place ([loop], [batch] only); then one
+// batch to two places.
+constexpr tutorial::Step prefetching[ways] = {
+    {"a prefetch per range (cudaMemPrefetchAsync)"},
+    {"one batch for all ranges (cudaMemPrefetchBatchAsync)"},
+    {"one prefetch of the span, gaps and all"}};
+constexpr tutorial::Step reading[ways] = {{"per range: then a kernel reads every range"},
+                                          {"batch: then a kernel reads every range"},
+                                          {"span: then a kernel reads every range"}};
+constexpr tutorial::Step again_in_place[ways] = {
+    {"per range, again: every range in place already"},
+    {"batch, again: every range in place already"},
+    {}};
+constexpr tutorial::Step split_batch{"one batch: half to the GPU, half to the CPU"};
+constexpr tutorial::Step cpu_half_read{"the CPU half: a kernel reads it"};
+
+// What the walkthrough found: each range's recorded location after each way ([way][range]) and
+// after the split batch; values a kernel found changed at the end.
+struct Found {
+    std::vector<int> at[ways];
+    std::vector<int> split;
+    std::size_t wrong = 0;
+};
+
+// Defined below the walkthrough:
+Ranges make_ranges(char* base, std::size_t count);
+void prefetch(Way way, Ranges& r, int device, cudaStream_t stream);
+void prefetch_halves(Ranges& r, int device, cudaStream_t stream);
+std::vector<int> last_locations(const Ranges& r);
+__global__ void read_ranges(const std::uint32_t* base, std::size_t first, std::size_t n,
+                            unsigned long long* sum);
+
+Found walkthrough(std::size_t count, int device) {
+    const std::size_t bytes = count * stride;
+    char* base = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&base, bytes));
+    Ranges r = make_ranges(base, count);
+    auto* values = reinterpret_cast<std::uint32_t*>(base);
+    fill_on_host(values, bytes / 4, 47);
+    cudaStream_t stream = nullptr;  // the batch call refuses the legacy stream
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    unsigned long long* sum = nullptr;
+    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
+    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
+    const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+    Found found;
+    for (int w = 0; w < ways; ++w) {
+        // Each way starts from the whole allocation on the CPU.
+        CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, host, 0, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        {
+            const tutorial::During during(prefetching[w], stream);
+            prefetch(Way(w), r, device, stream);
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+        }
+        {
+            const tutorial::During during(reading[w]);  // finds every range on the GPU
+            read_ranges<<<1024, 256>>>(values, 0, count, sum);
+            CUDA_CHECK_LAUNCH();
+        }
+        found.at[w] = last_locations(r);
+        if (w != span) {  // the same prefetch again: nothing is left to move
+            const tutorial::During during(again_in_place[w], stream);
+            prefetch(Way(w), r, device, stream);
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+        }
+    }
+    // One batch, two places, from the whole allocation on the GPU; a kernel then reads the half
+    // sent to the CPU, and faults it back.
+    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+    CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, gpu, 0, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    {
+        const tutorial::During during(split_batch, stream);
+        prefetch_halves(r, device, stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    {
+        const tutorial::During during(cpu_half_read);
+        read_ranges<<<1024, 256>>>(values, count / 2, count - count / 2, sum);
+        CUDA_CHECK_LAUNCH();
+    }
+    found.split = last_locations(r);
+    found.wrong = mismatches_on_device(values, bytes / 4, 47);
+    CUDA_CHECK(cudaFree(sum));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(base));
+    return found;
+}
+
 // Step 1. `count` ranges of range_bytes, one every `stride` bytes of one allocation.
 Ranges make_ranges(char* base, std::size_t count) {
     Ranges r;
@@ -33,18 +129,7 @@ Ranges make_ranges(char* base, std::size_t count) {
     return r;
 }
 
-// Step 2. The ranges to one GPU, three ways: a prefetch call per range, one batch call for all of
-// them (CUDA 13), or one call over the whole span, gaps included.
-enum Way { loop, batch, span, ways };
-const char* const way_steps[ways] = {"cudaMemPrefetchAsync per range",
-                                     "one cudaMemPrefetchBatchAsync",
-                                     "one cudaMemPrefetchAsync of the span"};
-const char* const read_steps[ways] = {"per range: then a kernel reads every range",
-                                      "batch: then a kernel reads every range",
-                                      "span: then a kernel reads every range"};
-const char* const again_steps[ways] = {"per range, again: every range in place already",
-                                       "batch, again: every range in place already", ""};
-
+// Step 2. The ranges to one GPU, one way.
 void prefetch(Way way, Ranges& r, int device, cudaStream_t stream) {
     const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
     if (way == loop) {
@@ -100,81 +185,33 @@ __global__ void read_ranges(const std::uint32_t* base, std::size_t first, std::s
     atomicAdd(sum, local);
 }
 
-// What the walkthrough found: each range's recorded location after each way ([way][range]) and
-// after the split batch; values a kernel found changed at the end.
-struct Found {
-    std::vector<int> at[ways];
-    std::vector<int> split;
-    std::size_t wrong = 0;
-};
-
-Found walkthrough(std::size_t count, int device) {
-    const std::size_t bytes = count * stride;
-    char* base = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&base, bytes));
-    Ranges r = make_ranges(base, count);
-    auto* values = reinterpret_cast<std::uint32_t*>(base);
-    fill_on_host(values, bytes / 4, 47);
-    cudaStream_t stream = nullptr;  // the batch call refuses the legacy stream
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    unsigned long long* sum = nullptr;
-    CUDA_CHECK(cudaMalloc(&sum, sizeof *sum));
-    CUDA_CHECK(cudaMemset(sum, 0, sizeof *sum));
-    const cudaMemLocation host{cudaMemLocationTypeHost, 0};
-    Found found;
-    for (int w = 0; w < ways; ++w) {
-        // Each way starts from the whole allocation on the CPU.
-        CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, host, 0, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        tutorial::step(way_steps[w], stream);
-        prefetch(Way(w), r, device, stream);
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        tutorial::step(read_steps[w]);  // finds every range on the GPU
-        read_ranges<<<1024, 256>>>(values, 0, count, sum);
-        CUDA_CHECK_LAUNCH();
-        tutorial::step_end();
-        found.at[w] = last_locations(r);
-        if (w != span) {  // the same prefetch again: nothing is left to move
-            tutorial::step(again_steps[w], stream);
-            prefetch(Way(w), r, device, stream);
-            CUDA_CHECK(cudaStreamSynchronize(stream));
-            tutorial::step_end();
-        }
-    }
-    // One batch, two places, from the whole allocation on the GPU; a kernel then reads the half
-    // sent to the CPU, and faults it back.
-    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    CUDA_CHECK(cudaMemPrefetchAsync(base, bytes, gpu, 0, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step("one batch: half to the GPU, half to the CPU", stream);
-    prefetch_halves(r, device, stream);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step("the CPU half: a kernel reads it");
-    read_ranges<<<1024, 256>>>(values, count / 2, count - count / 2, sum);
-    CUDA_CHECK_LAUNCH();
-    tutorial::step_end();
-    found.split = last_locations(r);
-    found.wrong = mismatches_on_device(values, bytes / 4, 47);
-    CUDA_CHECK(cudaFree(sum));
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    CUDA_CHECK(cudaFree(base));
-    return found;
-}
-
 }  // namespace
 
 #ifndef TUTORIAL_CHECKS
 int main() {
-    const std::size_t count = 512;
+    const std::size_t count = 4096;
+    walkthrough(64, 0);  // a warm-up: the first launches load the kernel
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(count, 0);
+    Found found;
+    std::size_t wrong = 0;
+    for (int round = 0; round < 7; ++round) {  // seven rounds: the answer is their medians
+        found = walkthrough(count, 0);
+        wrong += found.wrong;
+    }
     times.print();
     for (int w = 0; w < ways; ++w) {
         std::size_t on_gpu = 0;
         for (int at : found.at[w]) on_gpu += at == 0;
-        std::printf("%-38s %zu of %zu ranges record GPU 0\n", way_steps[w], on_gpu, count);
+        std::printf("%-54s %zu of %zu ranges record GPU 0\n", prefetching[w].name, on_gpu, count);
     }
-    std::printf("%zu values changed\n", found.wrong);
-    return found.wrong == 0 ? 0 : 1;
+    std::printf("%zu values changed in the 7 rounds\n", wrong);
+    // The card's number: each way from its first call until its stream was done.
+    const double batch_ms = times.median_host_ms(prefetching[batch]);
+    const double span_ms = times.median_host_ms(prefetching[span]);
+    std::printf("4096 ranges of 64 KiB, each way until its stream was done: one "
+                "cudaMemPrefetchBatchAsync %.2f ms, the loop %.2f ms, one prefetch of the span "
+                "%.2f ms (batch / span: %.3gx)\n",
+                batch_ms, times.median_host_ms(prefetching[loop]), span_ms, batch_ms / span_ms);
+    return wrong == 0 ? 0 : 1;
 }
 #endif

@@ -9,6 +9,7 @@
 #include "common/patterns.hpp"
 #include "common/step.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -33,62 +34,21 @@ std::uint64_t use_data(const std::uint32_t* data, std::size_t count) {
     return sum;
 }
 
-// foo(stream) as the appendix writes it, with CUDA 13's cudaMemLocation for the two places.
-// Returns what use_data added up.
-std::uint64_t foo(cudaStream_t s, int device, std::size_t count) {
-    const std::size_t bytes = count * sizeof(std::uint32_t);
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, bytes));
-    init_data(data, count);  // execute on the CPU
-    tutorial::step("foo: prefetch, kernel, prefetch back, use", s);
-    const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, s));  // prefetch to the GPU
-    mykernel<<<1024, 256, 0, s>>>(data, count);                // execute on the GPU
-    CUDA_CHECK_LAUNCH();
-    const cudaMemLocation cpu{cudaMemLocationTypeHost, 0};
-    CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, cpu, 0, s));  // prefetch to the CPU
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    const std::uint64_t used = use_data(data, count);  // execute on the CPU
-    tutorial::step_end();
-    CUDA_CHECK(cudaFree(data));
-    return used;
-}
-
-// The same without the prefetches: the kernel's first touch faults every page over to the GPU,
-// and the CPU's reads fault them back.
-std::uint64_t foo_without_prefetches(cudaStream_t s, std::size_t count) {
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t)));
-    init_data(data, count);
-    tutorial::step("foo without the prefetches", s);
-    mykernel<<<1024, 256, 0, s>>>(data, count);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    const std::uint64_t used = use_data(data, count);
-    tutorial::step_end();
-    CUDA_CHECK(cudaFree(data));
-    return used;
-}
-
-// The CPU's part alone: the same use_data on data written on the CPU, whose pages never left the
-// host. Both ways of foo pay this much for the sum itself; what either takes above it is the
-// moving of the data, by prefetches or by page faults.
-std::uint64_t use_on_host_alone(std::size_t count) {
-    std::uint32_t* data = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t)));
-    init_data(data, count);
-    tutorial::step("the CPU's use alone, its pages never moved");
-    const std::uint64_t used = use_data(data, count);
-    tutorial::step_end();
-    CUDA_CHECK(cudaFree(data));
-    return used;
-}
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step with_prefetches{"foo: prefetch, kernel, prefetch back, use"};
+constexpr tutorial::Step without_prefetches{"foo without the prefetches"};
+constexpr tutorial::Step use_alone{"the CPU's use alone, its pages never moved"};
 
 // What the walkthrough found: sums the CPU used that were not the values it should find (0 to 3).
 struct Found {
     std::size_t wrong = 0;      // of the three sums
     std::size_t foo_wrong = 0;  // of foo's own (0 or 1)
 };
+
+// Defined below the walkthrough:
+std::uint64_t foo(cudaStream_t s, int device, std::size_t count);
+std::uint64_t foo_without_prefetches(cudaStream_t s, std::size_t count);
+std::uint64_t use_on_host_alone(std::size_t count);
 
 Found walkthrough(std::size_t count, int device) {
     // What use_data must find once the kernel ran: the sum of 2 * initial + 1 (mod 2^32).
@@ -108,16 +68,91 @@ Found walkthrough(std::size_t count, int device) {
     return found;
 }
 
+// foo(stream) as the appendix writes it, with CUDA 13's cudaMemLocation for the two places.
+// Returns what use_data added up.
+std::uint64_t foo(cudaStream_t s, int device, std::size_t count) {
+    const std::size_t bytes = count * sizeof(std::uint32_t);
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, bytes));
+    init_data(data, count);  // execute on the CPU
+    std::uint64_t used = 0;
+    {
+        const tutorial::During during(with_prefetches, s);
+        const cudaMemLocation gpu{cudaMemLocationTypeDevice, device};
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, s));  // prefetch to the GPU
+        mykernel<<<1024, 256, 0, s>>>(data, count);                // execute on the GPU
+        CUDA_CHECK_LAUNCH();
+        const cudaMemLocation cpu{cudaMemLocationTypeHost, 0};
+        CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, cpu, 0, s));  // prefetch to the CPU
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        used = use_data(data, count);  // execute on the CPU
+    }
+    CUDA_CHECK(cudaFree(data));
+    return used;
+}
+
+// The same without the prefetches: the kernel's first touch faults every page over to the GPU,
+// and the CPU's reads fault them back.
+std::uint64_t foo_without_prefetches(cudaStream_t s, std::size_t count) {
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t)));
+    init_data(data, count);
+    std::uint64_t used = 0;
+    {
+        const tutorial::During during(without_prefetches, s);
+        mykernel<<<1024, 256, 0, s>>>(data, count);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        used = use_data(data, count);
+    }
+    CUDA_CHECK(cudaFree(data));
+    return used;
+}
+
+// The CPU's part alone: the same use_data on data written on the CPU, whose pages never left the
+// host. Both ways of foo pay this much for the sum itself; what either takes above it is the
+// moving of the data, by prefetches or by page faults.
+std::uint64_t use_on_host_alone(std::size_t count) {
+    std::uint32_t* data = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&data, count * sizeof(std::uint32_t)));
+    init_data(data, count);
+    std::uint64_t used = 0;
+    {
+        const tutorial::During during(use_alone);
+        used = use_data(data, count);
+    }
+    CUDA_CHECK(cudaFree(data));
+    return used;
+}
+
 }  // namespace
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    const std::size_t count = std::size_t{64} << 20;  // 256 MiB
+    walkthrough(std::size_t{2} << 20, 0);  // a warm-up: the first launch loads the kernel
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(std::size_t{16} << 20, 0);  // 64 MiB
-    std::printf("foo(stream) with and without its prefetches, and the CPU's use alone: %zu of 3 "
-                "sums wrong\n",
-                found.wrong);
+    std::size_t wrong = 0;
+    for (int round = 0; round < 5; ++round) {  // five rounds: the answer is their medians
+        wrong += walkthrough(count, 0).wrong;
+    }
     times.print();
-    return found.wrong == 0 ? 0 : 1;
+    std::printf("foo(stream) with and without its prefetches, and the CPU's use alone, 5 times: "
+                "%zu of 15 sums wrong\n",
+                wrong);
+    // The card's number: what moving the data took each way, its time above the CPU's use alone
+    // (at least a tenth of that, so that the ratio stays finite).
+    const double use_ms = times.median_host_ms(use_alone);
+    const double with_ms = times.median_host_ms(with_prefetches);
+    const double without_ms = times.median_host_ms(without_prefetches);
+    const double moving_with = std::max(with_ms - use_ms, 0.1 * use_ms);
+    const double moving_without = std::max(without_ms - use_ms, 0.1 * use_ms);
+    std::printf("256 MiB: %.2fx less to move the data with the prefetches: above the CPU's use "
+                "alone (%.1f ms) they took %.1f ms, page faults both ways %.1f ms (the whole foo "
+                "%.1f against %.1f ms); where the attribute says a queued prefetch goes: "
+                "./build/bin/05_prefetch_advise prefetch_flow\n",
+                moving_without / moving_with, use_ms, moving_with, moving_without, with_ms,
+                without_ms);
+    return wrong == 0 ? 0 : 1;
 }
 #endif

@@ -9,6 +9,7 @@
 #include "common/patterns.hpp"
 #include "common/step.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -124,6 +125,10 @@ struct Found {
     std::size_t chunk = 0;  // the expandable segment's granularity
 };
 
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step caching_replay{"the pattern replayed on the caching allocator"};
+constexpr tutorial::Step segment_replay{"the pattern replayed on the expandable segment"};
+
 Found walkthrough(int device, std::size_t budget) {
     Found found;
     // The pattern, and then a large request: a quarter of the budget (a longer batch, say).
@@ -133,18 +138,16 @@ Found walkthrough(int device, std::size_t budget) {
     // 1. The caching allocator replays it on cudaMalloc'd segments, within the budget.
     {
         CachingAllocator caching(budget);
-        tutorial::step("replay on the caching allocator");
+        const tutorial::During during(caching_replay);
         found.caching = replay(caching, events, found.request);
-        tutorial::step_end();
     }  // its segments go back with cudaFree
 
     // 2. The expandable segment replays it in one reserved range, mapping 2 MiB chunks.
     {
         ExpandableSegment segment(device, budget);
         found.chunk = segment.chunk();
-        tutorial::step("replay on the expandable segment");
+        const tutorial::During during(segment_replay);
         found.segment = replay(segment, events, found.request);
-        tutorial::step_end();
     }  // its last chunks are unmapped and released, its addresses freed
     return found;
 }
@@ -394,13 +397,30 @@ Replay replay(Allocator& allocator, const std::vector<Event>& events, std::size_
 
 #ifndef TUTORIAL_CHECKS
 int main() {
-    const std::size_t budget = std::size_t{256} << 20;
+    const std::size_t budget = std::size_t{2} << 30;
     CUDA_CHECK(cudaSetDevice(0));
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found f = walkthrough(0, budget);
     times.print();
     const auto mib = [](std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     const Books& c = f.caching.after.back();
+    // The card's numbers: the caching allocator's free blocks against the request, and how far
+    // the segment's mapping (and the driver's count of it) strayed from what was in use.
+    std::size_t excess = 0, gap = 0;
+    for (std::size_t i = 0; i < f.segment.after.size(); ++i) {
+        const Books& b = f.segment.after[i];
+        const std::size_t taken = f.segment.taken[i];
+        excess = std::max(excess, b.held > b.used ? b.held - b.used : 0);
+        gap = std::max(gap, taken > b.held ? taken - b.held : b.held - taken);
+    }
+    std::printf(
+        "%.2fx: within a %.0f MiB budget the caching allocator's free blocks added up to "
+        "%.2f times the %.0f MiB request, but its largest was %.1f MiB, so it %s; the "
+        "expandable segment %s it, and kept within %zu KiB of what was in use; the "
+        "driver's count strayed from the mapped bytes by %.1f MiB at most\n",
+        mib(c.held - c.used) / mib(f.request), mib(budget), mib(c.held - c.used) / mib(f.request),
+        mib(f.request), mib(c.largest_free), f.caching.served ? "served it" : "refused",
+        f.segment.served ? "served" : "refused", excess / 1024, mib(gap));
     std::printf("a budget of %.0f MiB, then a request for %.1f MiB:\n", mib(budget),
                 mib(f.request));
     std::printf(

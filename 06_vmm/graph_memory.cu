@@ -37,43 +37,6 @@ std::size_t wrong_in(const std::uint32_t* out, std::size_t count) {
     return mismatches_on_device(out, count, seed, {2, 1});
 }
 
-// Node by node: allocate scratch memory, produce into it, consume it into `out`, free it.
-cudaGraph_t build_graph(int device, std::uint32_t* out, std::size_t count) {
-    cudaGraph_t graph = nullptr;
-    CUDA_CHECK(cudaGraphCreate(&graph, 0));
-    cudaMemAllocNodeParams alloc{};
-    alloc.poolProps.allocType = cudaMemAllocationTypePinned;
-    alloc.poolProps.location = {cudaMemLocationTypeDevice, device};
-    alloc.bytesize = count * sizeof(std::uint32_t);
-    cudaGraphNode_t allocated, produced, consumed, freed;
-    CUDA_CHECK(cudaGraphAddMemAllocNode(&allocated, graph, nullptr, 0, &alloc));
-    auto* scratch = static_cast<std::uint32_t*>(alloc.dptr);  // fixed for every launch
-    std::uint32_t produce_seed = seed;
-    void* produce_args[] = {&scratch, &count, &produce_seed};
-    void* consume_args[] = {&scratch, &out, &count};
-    cudaKernelNodeParams kernel{
-        reinterpret_cast<void*>(produce), dim3(256), dim3(256), 0, produce_args, nullptr};
-    CUDA_CHECK(cudaGraphAddKernelNode(&produced, graph, &allocated, 1, &kernel));
-    kernel.func = reinterpret_cast<void*>(consume);
-    kernel.kernelParams = consume_args;
-    CUDA_CHECK(cudaGraphAddKernelNode(&consumed, graph, &produced, 1, &kernel));
-    CUDA_CHECK(cudaGraphAddMemFreeNode(&freed, graph, &consumed, 1, alloc.dptr));
-    return graph;
-}
-
-// The same graph, captured from a stream that allocates and frees in stream order.
-cudaGraph_t capture_graph(cudaStream_t stream, std::uint32_t* out, std::size_t count) {
-    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    std::uint32_t* scratch = nullptr;
-    CUDA_CHECK(cudaMallocAsync(&scratch, count * sizeof(std::uint32_t), stream));
-    produce<<<256, 256, 0, stream>>>(scratch, count, seed);
-    consume<<<256, 256, 0, stream>>>(scratch, out, count);
-    CUDA_CHECK(cudaFreeAsync(scratch, stream));
-    cudaGraph_t graph = nullptr;
-    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    return graph;
-}
-
 cudaGraphExec_t instantiate(cudaGraph_t graph, unsigned long long flags = 0) {
     cudaGraphExec_t exec = nullptr;
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, flags));
@@ -105,42 +68,6 @@ struct Sharing {
     std::size_t wrong = 0;
 };
 
-Sharing two_lifetimes(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count) {
-    std::uint64_t zero = 0;  // a high-water mark can only be reset, to 0
-    CUDA_CHECK(cudaDeviceSetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &zero));
-    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    std::uint32_t *a = nullptr, *b = nullptr;
-    CUDA_CHECK(cudaMallocAsync(&a, count * sizeof *a, stream));
-    produce<<<256, 256, 0, stream>>>(a, count, seed);
-    consume<<<256, 256, 0, stream>>>(a, out, count);
-    CUDA_CHECK(cudaFreeAsync(a, stream));
-    CUDA_CHECK(cudaMallocAsync(&b, count * sizeof *b, stream));  // after A is freed
-    produce<<<256, 256, 0, stream>>>(b, count, seed);
-    consume<<<256, 256, 0, stream>>>(b, out, count);  // out = the same values again
-    CUDA_CHECK(cudaFreeAsync(b, stream));
-    cudaGraph_t graph = nullptr;
-    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec = instantiate(graph);
-    CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    Sharing s;
-    CUDA_CHECK(
-        cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &s.reserved_high));
-    s.wrong = wrong_in(out, count);
-    destroy(exec, graph);
-    return s;
-}
-
-// A graph that allocates and does not free: its allocation outlives the launch.
-std::uint32_t* capture_unfreed(cudaStream_t stream, std::size_t count, cudaGraph_t* graph) {
-    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    std::uint32_t* result = nullptr;
-    CUDA_CHECK(cudaMallocAsync(&result, count * sizeof(std::uint32_t), stream));
-    produce<<<256, 256, 0, stream>>>(result, count, seed);
-    CUDA_CHECK(cudaStreamEndCapture(stream, graph));
-    return result;
-}
-
 // The stream work after the graph uses the allocation and frees it; until then the graph
 // cannot be launched again. Or the graph frees it itself: instantiated with
 // cudaGraphInstantiateFlagAutoFreeOnLaunch, each launch first frees what the last launch left,
@@ -153,66 +80,12 @@ struct Unfreed {
     std::size_t wrong_relaunched = 0;  // what consume read at the same address
 };
 
-Unfreed left_unfreed(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count) {
-    Unfreed u;
-    cudaGraph_t graph = nullptr;
-    std::uint32_t* result = capture_unfreed(stream, count, &graph);
-    cudaGraphExec_t exec = instantiate(graph);
-    CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    consume<<<256, 256, 0, stream>>>(result, out, count);  // stream work after the graph
-    CUDA_CHECK(cudaFreeAsync(result, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    u.wrong = wrong_in(out, count);
-    u.after_free = cudaGraphLaunch(exec, stream);  // allowed again: the allocation was freed
-    CUDA_CHECK(cudaFreeAsync(result, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaGraphExecDestroy(exec));
-
-    exec = instantiate(graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
-    CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    for (int i = 0; i < 2; ++i) {
-        CUDA_CHECK(cudaMemsetAsync(result, 0, count * sizeof *result, stream));  // wiped
-        u.relaunch[i] = cudaGraphLaunch(exec, stream);  // no free in between
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        (i == 0 ? u.after_one : u.after_two) = books(device);
-    }
-    consume<<<256, 256, 0, stream>>>(result, out, count);
-    CUDA_CHECK(cudaFreeAsync(result, stream));  // the last launch's allocation
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    u.wrong_relaunched = wrong_in(out, count);
-    destroy(exec, graph);
-    return u;
-}
-
-// The same step (allocate scratch, produce, consume, free) `steps` times in a row, three ways, each
-// a named step that ends once the stream is done.
-void same_step_three_ways(cudaStream_t stream, std::uint32_t* out, std::size_t count, int steps) {
-    cudaGraph_t graph = capture_graph(stream, out, count);
-    cudaGraphExec_t exec = instantiate(graph);
-    tutorial::step("cudaGraphLaunch of the captured step", stream);
-    for (int s = 0; s < steps; ++s) CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step("cudaMallocAsync / cudaFreeAsync in a stream", stream);
-    for (int s = 0; s < steps; ++s) {
-        std::uint32_t* scratch = nullptr;
-        CUDA_CHECK(cudaMallocAsync(&scratch, count * sizeof *scratch, stream));
-        produce<<<256, 256, 0, stream>>>(scratch, count, seed);
-        consume<<<256, 256, 0, stream>>>(scratch, out, count);
-        CUDA_CHECK(cudaFreeAsync(scratch, stream));
-    }
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step("cudaMalloc / cudaFree around the kernels", stream);
-    for (int s = 0; s < steps; ++s) {
-        std::uint32_t* scratch = nullptr;
-        CUDA_CHECK(cudaMalloc(&scratch, count * sizeof *scratch));
-        produce<<<256, 256, 0, stream>>>(scratch, count, seed);
-        consume<<<256, 256, 0, stream>>>(scratch, out, count);
-        CUDA_CHECK(cudaFree(scratch));
-    }
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step_end();
-    destroy(exec, graph);
-}
+// The graphs of steps 1 to 5; their code follows the walkthrough.
+cudaGraph_t build_graph(int device, std::uint32_t* out, std::size_t count);  // node by node
+cudaGraph_t capture_graph(cudaStream_t stream, std::uint32_t* out, std::size_t count);
+Sharing two_lifetimes(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count);
+Unfreed left_unfreed(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count);
+void same_step_three_ways(cudaStream_t stream, std::uint32_t* out, std::size_t count, int steps);
 
 // What the walkthrough found.
 struct Found {
@@ -221,6 +94,12 @@ struct Found {
     Sharing sharing;
     Unfreed unfreed;
 };
+
+// The walkthrough's steps, the same step three ways (5.): phases of the story, each one timed
+// wherever steps are watched.
+constexpr tutorial::Step as_graph{"each step one launch of the captured graph"};
+constexpr tutorial::Step in_stream{"each step cudaMallocAsync / cudaFreeAsync in a stream"};
+constexpr tutorial::Step with_malloc{"each step cudaMalloc / cudaFree around the kernels"};
 
 Found walkthrough(int device, std::size_t count, int steps) {
     Found f;
@@ -270,6 +149,148 @@ Found walkthrough(int device, std::size_t count, int steps) {
     CUDA_CHECK(cudaFree(out));
     CUDA_CHECK(cudaStreamDestroy(stream));
     return f;
+}
+
+// Node by node: allocate scratch memory, produce into it, consume it into `out`, free it.
+cudaGraph_t build_graph(int device, std::uint32_t* out, std::size_t count) {
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaGraphCreate(&graph, 0));
+    cudaMemAllocNodeParams alloc{};
+    alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+    alloc.poolProps.location = {cudaMemLocationTypeDevice, device};
+    alloc.bytesize = count * sizeof(std::uint32_t);
+    cudaGraphNode_t allocated, produced, consumed, freed;
+    CUDA_CHECK(cudaGraphAddMemAllocNode(&allocated, graph, nullptr, 0, &alloc));
+    auto* scratch = static_cast<std::uint32_t*>(alloc.dptr);  // fixed for every launch
+    std::uint32_t produce_seed = seed;
+    void* produce_args[] = {&scratch, &count, &produce_seed};
+    void* consume_args[] = {&scratch, &out, &count};
+    cudaKernelNodeParams kernel{
+        reinterpret_cast<void*>(produce), dim3(256), dim3(256), 0, produce_args, nullptr};
+    CUDA_CHECK(cudaGraphAddKernelNode(&produced, graph, &allocated, 1, &kernel));
+    kernel.func = reinterpret_cast<void*>(consume);
+    kernel.kernelParams = consume_args;
+    CUDA_CHECK(cudaGraphAddKernelNode(&consumed, graph, &produced, 1, &kernel));
+    CUDA_CHECK(cudaGraphAddMemFreeNode(&freed, graph, &consumed, 1, alloc.dptr));
+    return graph;
+}
+
+// The same graph, captured from a stream that allocates and frees in stream order.
+cudaGraph_t capture_graph(cudaStream_t stream, std::uint32_t* out, std::size_t count) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    std::uint32_t* scratch = nullptr;
+    CUDA_CHECK(cudaMallocAsync(&scratch, count * sizeof(std::uint32_t), stream));
+    produce<<<256, 256, 0, stream>>>(scratch, count, seed);
+    consume<<<256, 256, 0, stream>>>(scratch, out, count);
+    CUDA_CHECK(cudaFreeAsync(scratch, stream));
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    return graph;
+}
+
+// 3. Two allocations in one graph, A freed before B is allocated (Sharing says why).
+Sharing two_lifetimes(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count) {
+    std::uint64_t zero = 0;  // a high-water mark can only be reset, to 0
+    CUDA_CHECK(cudaDeviceSetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &zero));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    std::uint32_t *a = nullptr, *b = nullptr;
+    CUDA_CHECK(cudaMallocAsync(&a, count * sizeof *a, stream));
+    produce<<<256, 256, 0, stream>>>(a, count, seed);
+    consume<<<256, 256, 0, stream>>>(a, out, count);
+    CUDA_CHECK(cudaFreeAsync(a, stream));
+    CUDA_CHECK(cudaMallocAsync(&b, count * sizeof *b, stream));  // after A is freed
+    produce<<<256, 256, 0, stream>>>(b, count, seed);
+    consume<<<256, 256, 0, stream>>>(b, out, count);  // out = the same values again
+    CUDA_CHECK(cudaFreeAsync(b, stream));
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec = instantiate(graph);
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    Sharing s;
+    CUDA_CHECK(
+        cudaDeviceGetGraphMemAttribute(device, cudaGraphMemAttrReservedMemHigh, &s.reserved_high));
+    s.wrong = wrong_in(out, count);
+    destroy(exec, graph);
+    return s;
+}
+
+// A graph that allocates and does not free: its allocation outlives the launch.
+std::uint32_t* capture_unfreed(cudaStream_t stream, std::size_t count, cudaGraph_t* graph) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    std::uint32_t* result = nullptr;
+    CUDA_CHECK(cudaMallocAsync(&result, count * sizeof(std::uint32_t), stream));
+    produce<<<256, 256, 0, stream>>>(result, count, seed);
+    CUDA_CHECK(cudaStreamEndCapture(stream, graph));
+    return result;
+}
+
+// 4. The graph whose allocation outlives its launch, used after it and relaunched (Unfreed
+//    says how).
+Unfreed left_unfreed(int device, cudaStream_t stream, std::uint32_t* out, std::size_t count) {
+    Unfreed u;
+    cudaGraph_t graph = nullptr;
+    std::uint32_t* result = capture_unfreed(stream, count, &graph);
+    cudaGraphExec_t exec = instantiate(graph);
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    consume<<<256, 256, 0, stream>>>(result, out, count);  // stream work after the graph
+    CUDA_CHECK(cudaFreeAsync(result, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    u.wrong = wrong_in(out, count);
+    u.after_free = cudaGraphLaunch(exec, stream);  // allowed again: the allocation was freed
+    CUDA_CHECK(cudaFreeAsync(result, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+
+    exec = instantiate(graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    for (int i = 0; i < 2; ++i) {
+        CUDA_CHECK(cudaMemsetAsync(result, 0, count * sizeof *result, stream));  // wiped
+        u.relaunch[i] = cudaGraphLaunch(exec, stream);  // no free in between
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        (i == 0 ? u.after_one : u.after_two) = books(device);
+    }
+    consume<<<256, 256, 0, stream>>>(result, out, count);
+    CUDA_CHECK(cudaFreeAsync(result, stream));  // the last launch's allocation
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    u.wrong_relaunched = wrong_in(out, count);
+    destroy(exec, graph);
+    return u;
+}
+
+// The same step (allocate scratch, produce, consume, free) `steps` times in a row, three ways, each
+// a named step that ends once the stream is done.
+void same_step_three_ways(cudaStream_t stream, std::uint32_t* out, std::size_t count, int steps) {
+    cudaGraph_t graph = capture_graph(stream, out, count);
+    cudaGraphExec_t exec = instantiate(graph);
+    {
+        const tutorial::During during(as_graph, stream);
+        for (int s = 0; s < steps; ++s) CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    {
+        const tutorial::During during(in_stream, stream);
+        for (int s = 0; s < steps; ++s) {
+            std::uint32_t* scratch = nullptr;
+            CUDA_CHECK(cudaMallocAsync(&scratch, count * sizeof *scratch, stream));
+            produce<<<256, 256, 0, stream>>>(scratch, count, seed);
+            consume<<<256, 256, 0, stream>>>(scratch, out, count);
+            CUDA_CHECK(cudaFreeAsync(scratch, stream));
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    {
+        const tutorial::During during(with_malloc, stream);
+        for (int s = 0; s < steps; ++s) {
+            std::uint32_t* scratch = nullptr;
+            CUDA_CHECK(cudaMalloc(&scratch, count * sizeof *scratch));
+            produce<<<256, 256, 0, stream>>>(scratch, count, seed);
+            consume<<<256, 256, 0, stream>>>(scratch, out, count);
+            CUDA_CHECK(cudaFree(scratch));
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    destroy(exec, graph);
 }
 
 // The mistakes, each of which the reference forbids; every call returns its answer. A graph whose
@@ -325,9 +346,25 @@ int main(int argc, char** argv) {
             cudaGetErrorName(m.second_free));
         return 0;
     }
+    const std::size_t bytes = std::size_t{256} << 20;
+    const int steps = 200;
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found f = walkthrough(0, std::size_t{16} << 20, 50);
+    const Found f = walkthrough(0, bytes / sizeof(std::uint32_t), steps);
     times.print();
+    // The card's answer: the graph allocator's books, and one step's cost each way (host time of
+    // the steps in a row, per step).
+    const auto us = [&](const tutorial::Step& way) {
+        return times.median_host_ms(way) * 1e3 / steps;
+    };
+    std::printf(
+        "%llu MiB reserved at the first launch, %llu MiB at instantiation; with the graph "
+        "destroyed %llu MiB, after cudaDeviceGraphMemTrim %llu MiB; a step cost %.1f us "
+        "as a graph launch, %.1f us with cudaMalloc and cudaFree (%.1fx)\n",
+        static_cast<unsigned long long>(f.launched.reserved >> 20),
+        static_cast<unsigned long long>(f.instantiated.reserved >> 20),
+        static_cast<unsigned long long>(f.destroyed.reserved >> 20),
+        static_cast<unsigned long long>(f.trimmed.reserved >> 20), us(as_graph), us(with_malloc),
+        us(with_malloc) / us(as_graph));
     std::printf(
         "graph allocator reserved %llu bytes before, %llu instantiated, %llu launched, "
         "%llu destroyed, %llu trimmed; %zu + %zu values wrong; unfreed, relaunched with "

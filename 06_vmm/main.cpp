@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
                     Takes{}.size(2 * MiB, 256 * MiB).holds(1, 1).iters(2, 40)},
             Section{"pools", "a pool of one's own: properties, isolation, maxSize",
                     Takes{}.size(2 * MiB, 4 * GiB).holds(2, 0)},
+            Section{"wrong_stream_free",
+                    "the free on the wrong stream: what a late reader gets; the reuse rules",
+                    Takes{}.size(2 * MiB, 1 * GiB).holds(3, 0)},
+            Section{"address_limit",
+                    "out of memory with memory free: an address-space limit (RLIMIT_AS)"},
             Section{"graph_memory", "allocation and free nodes in CUDA graphs; trim; auto-free",
                     Takes{}.size(2 * MiB, 4 * GiB).holds(3, 0).iters()},
             // Several GPUs: each needs 2 or more and reports SKIP with one.

@@ -45,13 +45,14 @@ struct Found {
     cudaError_t managed_pool = cudaSuccess;  // what cudaMemGetDefaultMemPool answered
 };
 
-// Each pool's two loops, by name.
-constexpr const char* device_loops[2] = {"device pool, threshold 0",
-                                         "device pool, threshold UINT64_MAX"};
-constexpr const char* host_loops[2] = {"pinned host pool, threshold 0",
-                                       "pinned host pool, threshold UINT64_MAX"};
-constexpr const char* managed_loops[2] = {"managed pool, threshold 0",
-                                          "managed pool, threshold UINT64_MAX"};
+// The walkthrough's steps: each pool's loop at threshold 0 and at UINT64_MAX, timed wherever
+// steps are watched.
+constexpr tutorial::Step device_loops[2] = {{"device pool: the loop at threshold 0"},
+                                            {"device pool: the loop at UINT64_MAX"}};
+constexpr tutorial::Step host_loops[2] = {{"pinned host pool: the loop at threshold 0"},
+                                          {"pinned host pool: the loop at UINT64_MAX"}};
+constexpr tutorial::Step managed_loops[2] = {{"managed pool: the loop at threshold 0"},
+                                             {"managed pool: the loop at UINT64_MAX"}};
 
 // The loop: allocate a block from the pool, a kernel uses it, free it, synchronize; `passes`
 // times. At each synchronization a pool that holds more than its release threshold tries to give
@@ -86,7 +87,7 @@ std::uint64_t set_release_threshold(cudaMemPool_t pool, std::uint64_t bytes) {
 
 // Steps 2 to 5, on one pool. Before each loop one pass runs alone, so that the loop shows the
 // steady state a long loop runs in.
-PoolFound both_thresholds(cudaMemPool_t pool, const char* const loops[2], std::size_t bytes,
+PoolFound both_thresholds(cudaMemPool_t pool, const tutorial::Step loops[2], std::size_t bytes,
                           int passes, cudaStream_t stream) {
     PoolFound found;
     found.used = true;
@@ -94,15 +95,18 @@ PoolFound both_thresholds(cudaMemPool_t pool, const char* const loops[2], std::s
     //    the next allocation takes memory from the system again.
     found.threshold = set_release_threshold(pool, 0);
     allocate_use_free(pool, bytes, 1, stream);
-    tutorial::step(loops[0], stream);
-    found.at_zero = allocate_use_free(pool, bytes, passes, stream);
+    {
+        const tutorial::During during(loops[0], stream);
+        found.at_zero = allocate_use_free(pool, bytes, passes, stream);
+    }
     // 3. Threshold UINT64_MAX: the pool holds on to all it has, and each allocation after the
     //    first is served from memory it kept.
     set_release_threshold(pool, UINT64_MAX);
     allocate_use_free(pool, bytes, 1, stream);
-    tutorial::step(loops[1], stream);
-    found.at_max = allocate_use_free(pool, bytes, passes, stream);
-    tutorial::step_end();
+    {
+        const tutorial::During during(loops[1], stream);
+        found.at_max = allocate_use_free(pool, bytes, passes, stream);
+    }
     // 4. The loop is over: give the memory back now rather than at some later synchronization.
     CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
     CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &found.after_trim));
@@ -164,24 +168,32 @@ Found walkthrough(std::size_t bytes, int passes, int device) {
 #ifndef TUTORIAL_CHECKS
 int main() {
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(std::size_t{64} << 20, 20, 0);
+    const int passes = 20;
+    const Found found = walkthrough(std::size_t{64} << 20, passes, 0);
     times.print();
     const struct {
         const char* name;
         const PoolFound& pool;
-    } pools[] = {{"device", found.device}, {"pinned host", found.host}, {"managed", found.managed}};
+        const tutorial::Step* loops;
+    } pools[] = {{"device", found.device, device_loops},
+                 {"pinned host", found.host, host_loops},
+                 {"managed", found.managed, managed_loops}};
     const auto mib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
-    std::printf("64 MiB blocks, 20 passes; MiB each pool held after the synchronizations:\n");
+    std::printf("64 MiB blocks, %d passes: ms a pass at threshold 0 and at UINT64_MAX, and MiB "
+                "each pool held after the synchronizations:\n", passes);
     for (const auto& p : pools) {
         if (!p.pool.used) {
             std::printf("  %-11s pool: not available on this device\n", p.name);
             continue;
         }
-        std::printf(
-            "  %-11s pool: threshold 0: %.0f to %.0f; UINT64_MAX: %.0f to %.0f; "
-            "after the trim: %.0f\n",
-            p.name, mib(p.pool.at_zero.least), mib(p.pool.at_zero.most), mib(p.pool.at_max.least),
-            mib(p.pool.at_max.most), mib(p.pool.after_trim));
+        // The card's number: how many times slower a pass is at threshold 0.
+        const double zero_ms = times.median_host_ms(p.loops[0]) / passes;
+        const double max_ms = times.median_host_ms(p.loops[1]) / passes;
+        std::printf("  %-11s pool: %.3f ms against %.3f ms a pass: %.1fx; held at threshold 0: "
+                    "%.0f to %.0f, at UINT64_MAX: %.0f to %.0f, after the trim: %.0f\n",
+                    p.name, zero_ms, max_ms, zero_ms / max_ms, mib(p.pool.at_zero.least),
+                    mib(p.pool.at_zero.most), mib(p.pool.at_max.least), mib(p.pool.at_max.most),
+                    mib(p.pool.after_trim));
     }
     return 0;
 }

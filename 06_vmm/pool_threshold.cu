@@ -63,13 +63,19 @@ void trim(cudaMemPool_t pool, std::size_t keep) {
     CUDA_CHECK(cudaMemPoolTrimTo(pool, keep));
 }
 
-// A cudaMallocAsync of `bytes` until the stream has it, a timed step; then freed, synchronized.
-void timed_allocation(const char* step, std::size_t bytes, cudaStream_t stream) {
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step again_at_zero{"allocating again after a synchronize, threshold 0"};
+constexpr tutorial::Step again_at_max{"allocating again after a synchronize, threshold UINT64_MAX"};
+
+// A cudaMallocAsync of `bytes` until the stream has it, as the step `step`; then freed,
+// synchronized.
+void timed_allocation(const tutorial::Step& step, std::size_t bytes, cudaStream_t stream) {
     void* p = nullptr;
-    tutorial::step(step, stream);
-    CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step_end();
+    {
+        const tutorial::During during(step, stream);
+        CUDA_CHECK(cudaMallocAsync(&p, bytes, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
     CUDA_CHECK(cudaFreeAsync(p, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
 }
@@ -99,13 +105,13 @@ Found walkthrough(int device, std::size_t bytes) {
     CUDA_CHECK(cudaFreeAsync(p, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     found.freed = read_pool(pool);
-    timed_allocation("allocate after a synchronize, threshold 0", bytes, stream);
+    timed_allocation(again_at_zero, bytes, stream);
 
     // 3. Threshold UINT64_MAX: the pool keeps everything it is given back.
     set_threshold(pool, UINT64_MAX);
     allocate_free_synchronize(bytes, stream);
     found.kept = read_pool(pool);
-    timed_allocation("allocate after a synchronize, threshold UINT64_MAX", bytes, stream);
+    timed_allocation(again_at_max, bytes, stream);
 
     // 4. A trim gives it back without waiting for a synchronize; then the threshold goes back
     //    to what it was, since the default pool is the whole process's.
@@ -120,9 +126,20 @@ Found walkthrough(int device, std::size_t bytes) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    const std::size_t bytes = std::size_t{1} << 30;
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(0, std::size_t{256} << 20);
+    const Found found = walkthrough(0, bytes);
     times.print();
+    // The card's number: what the pool kept, and what the next allocation cost for it.
+    const double emptied_ms = times.median_host_ms(again_at_zero);
+    const double kept_ms = times.median_host_ms(again_at_max);
+    std::printf(
+        "%llu bytes kept after the free and synchronize (threshold %llu), so the next allocation "
+        "of %zu MiB took %.3f ms, %.0f times the %.3f ms from the pool set to keep its memory "
+        "(UINT64_MAX)\n",
+        static_cast<unsigned long long>(found.freed.reserved),
+        static_cast<unsigned long long>(found.default_threshold), bytes >> 20, emptied_ms,
+        emptied_ms / kept_ms, kept_ms);
     std::printf(
         "default threshold %llu; reserved after the free and synchronize: %llu bytes; "
         "with UINT64_MAX: %llu bytes; after the trim: %llu bytes\n",

@@ -34,6 +34,68 @@ struct Fresh {
     int follow_events = 0, opportunistic = 0, internal = 0;  // the reuse rules
 };
 
+Fresh fresh_attributes(cudaMemPool_t pool);  // (its code follows the walkthrough)
+
+// Where the blocks came from, and what each pool held meanwhile.
+struct Blocks {
+    std::uint64_t kept = 0, kept_used = 0;  // our pool after a block was freed, synchronized
+    std::uint64_t ours_reserved = 0, ours_used = 0, default_used = 0;  // ...while the default
+                                                                       // pool hands out a block
+    bool current_was_ours = false;      // cudaDeviceGetMemPool after cudaDeviceSetMemPool
+    std::uint64_t redirected_used = 0;  // our pool's used memory once it is the current one
+    bool restored = false;              // the default pool current again
+};
+
+// Our pool (threshold UINT64_MAX) keeps a block; cudaMallocAsync takes from the device's current
+// pool, the default one; once ours is made current, from ours (its code follows the walkthrough).
+Blocks three_ways(int device, cudaMemPool_t ours, std::size_t bytes, cudaStream_t stream);
+
+// What the walkthrough found.
+struct Found {
+    Fresh fresh;
+    Blocks blocks;
+};
+
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step from_pool{"a block from the pool that kept its memory"};
+constexpr tutorial::Step from_malloc{"a block of the same size from cudaMalloc"};
+
+Found walkthrough(int device, std::size_t bytes) {
+    Found found;
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // 1. A pool of our own, and its attributes before anything is allocated from it.
+    const cudaMemPoolProps props = pool_properties(device, 0);
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    found.fresh = fresh_attributes(pool);
+    // 2. Unlike the default pool (threshold 0), ours keeps all the memory it is given back.
+    std::uint64_t keep_all = UINT64_MAX;
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    // 3. A block from it by name, and from the device's current pool, before and after ours is
+    //    made the current one.
+    found.blocks = three_ways(device, pool, bytes, stream);
+    // 4. What a block costs from a pool that kept its memory, and from cudaMalloc.
+    void* p = nullptr;
+    {
+        const tutorial::During during(from_pool, stream);
+        CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    CUDA_CHECK(cudaFreeAsync(p, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    {
+        const tutorial::During during(from_malloc);
+        CUDA_CHECK(cudaMalloc(&p, bytes));
+    }
+    CUDA_CHECK(cudaFree(p));
+    // 5. Destroying the pool gives its memory back to the device.
+    CUDA_CHECK(cudaMemPoolDestroy(pool));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return found;
+}
+
+// Reads them: the release threshold, what the pool has reserved, and its three reuse rules.
 Fresh fresh_attributes(cudaMemPool_t pool) {
     Fresh f;
     f.threshold = attribute(pool, cudaMemPoolAttrReleaseThreshold);
@@ -45,16 +107,6 @@ Fresh fresh_attributes(cudaMemPool_t pool) {
         cudaMemPoolGetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &f.internal));
     return f;
 }
-
-// Where the blocks came from, and what each pool held meanwhile.
-struct Blocks {
-    std::uint64_t kept = 0, kept_used = 0;  // our pool after a block was freed, synchronized
-    std::uint64_t ours_reserved = 0, ours_used = 0, default_used = 0;  // ...while the default
-                                                                       // pool hands out a block
-    bool current_was_ours = false;      // cudaDeviceGetMemPool after cudaDeviceSetMemPool
-    std::uint64_t redirected_used = 0;  // our pool's used memory once it is the current one
-    bool restored = false;              // the default pool current again
-};
 
 // Our pool (threshold UINT64_MAX) keeps a block; cudaMallocAsync takes from the device's current
 // pool, the default one; once ours is made current (process-wide: set it back after), from ours.
@@ -89,45 +141,6 @@ Blocks three_ways(int device, cudaMemPool_t ours, std::size_t bytes, cudaStream_
     return b;
 }
 
-// What the walkthrough found.
-struct Found {
-    Fresh fresh;
-    Blocks blocks;
-};
-
-Found walkthrough(int device, std::size_t bytes) {
-    Found found;
-    cudaStream_t stream = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    // 1. A pool of our own, and its attributes before anything is allocated from it.
-    const cudaMemPoolProps props = pool_properties(device, 0);
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
-    found.fresh = fresh_attributes(pool);
-    // 2. Unlike the default pool (threshold 0), ours keeps all the memory it is given back.
-    std::uint64_t keep_all = UINT64_MAX;
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
-    // 3. A block from it by name, and from the device's current pool, before and after ours is
-    //    made the current one.
-    found.blocks = three_ways(device, pool, bytes, stream);
-    // 4. What a block costs from a pool that kept its memory, and from cudaMalloc.
-    void* p = nullptr;
-    tutorial::step("cudaMallocFromPoolAsync, the memory kept", stream);
-    CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step_end();
-    CUDA_CHECK(cudaFreeAsync(p, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    tutorial::step("cudaMalloc");
-    CUDA_CHECK(cudaMalloc(&p, bytes));
-    tutorial::step_end();
-    CUDA_CHECK(cudaFree(p));
-    // 5. Destroying the pool gives its memory back to the device.
-    CUDA_CHECK(cudaMemPoolDestroy(pool));
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    return found;
-}
-
 // A pool that may not grow past `limit`: half of it, then all of it with the half still in use,
 // then the same from the default pool, which has no such limit. Each returns its answer.
 struct Limit {
@@ -158,10 +171,19 @@ Limit past_the_limit(int device, std::size_t limit) {
 
 #ifndef TUTORIAL_CHECKS
 int main() {
+    const std::size_t bytes = std::size_t{256} << 20;
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(0, std::size_t{64} << 20);
+    const Found found = walkthrough(0, bytes);
     times.print();
-    const Limit limit = past_the_limit(0, std::size_t{64} << 20);
+    const Limit limit = past_the_limit(0, bytes);
+    // The card's number: a block from a pool that kept its memory against a cudaMalloc.
+    const double pool_ms = times.median_host_ms(from_pool);
+    const double malloc_ms = times.median_host_ms(from_malloc);
+    std::printf(
+        "%zu MiB: from the pool that kept its memory %.3f ms, cudaMalloc %.3f ms: %.1f "
+        "times cheaper; past a pool's maxSize of %zu MiB: %s, the default pool: %s\n",
+        bytes >> 20, pool_ms, malloc_ms, malloc_ms / pool_ms, bytes >> 20,
+        cudaGetErrorName(limit.over), cudaGetErrorName(limit.from_default));
     std::printf(
         "a new pool: threshold %llu, reserved %llu; ours kept %llu bytes; the current "
         "pool was ours: %s; past maxSize: %s\n",

@@ -22,6 +22,60 @@ struct Sleeper {
     CUmemGenericAllocationHandle memory;  // the physical memory, while awake
 };
 
+// The buffer's life, in the order the walkthrough calls it (their code follows the walkthrough):
+// reserved, mapped and granted; saved, unmapped and released; new memory mapped at the same
+// addresses; granted and restored; unmapped, released and its addresses freed for good.
+Sleeper allocate(int device, std::size_t wanted);
+void put_to_sleep(Sleeper& s, void* pinned_copy);
+void remap(Sleeper& s);
+void grant_and_restore(const Sleeper& s, const void* pinned_copy);
+void free_for_good(Sleeper& s);
+
+// What the walkthrough found.
+struct Found {
+    std::size_t bytes = 0;              // the buffer, whole granules
+    bool same_address = false;          // woken at the addresses reserved at first
+    unsigned long long new_access = 0;  // cuMemGetAccess between cuMemMap and cuMemSetAccess
+    std::size_t wrong = 0;              // values read through the pointer taken before the sleep
+};
+
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step sleep_step{"asleep: saved to host memory, unmapped, released"};
+constexpr tutorial::Step wake_step{"awake again: new memory at the same addresses, restored"};
+
+Found walkthrough(int device, std::size_t wanted) {
+    Found found;
+    // 1. Awake: mapped, filled with known values; a pointer into it is taken and kept.
+    Sleeper s = allocate(device, wanted);
+    found.bytes = s.bytes;
+    const CUdeviceptr reserved = s.address;
+    auto* data = reinterpret_cast<std::uint32_t*>(s.address);
+    const std::size_t count = s.bytes / sizeof *data;
+    fill_on_device(data, count, 46);
+    void* pinned_copy = nullptr;
+    CUDA_CHECK(cudaMallocHost(&pinned_copy, s.bytes));
+
+    // 2. Asleep: saved to host memory, unmapped, released. The addresses stay reserved.
+    {
+        const tutorial::During during(sleep_step);
+        put_to_sleep(s, pinned_copy);
+    }
+    // 3. Awake again: new memory at the same addresses, with no access until it is granted.
+    {
+        const tutorial::During during(wake_step);
+        remap(s);
+        found.new_access = tutorial::vmm_access(s.address, device);
+        grant_and_restore(s, pinned_copy);
+    }
+    found.same_address = s.address == reserved;
+
+    // 4. The pointer taken before the sleep reads the saved data; then everything goes.
+    found.wrong = mismatches_on_device(data, count, 46);
+    free_for_good(s);
+    CUDA_CHECK(cudaFreeHost(pinned_copy));
+    return found;
+}
+
 // Reserve the addresses and map memory behind them, as in `basics`. The handle is kept:
 // releasing it is what gives the memory back when asleep.
 Sleeper allocate(int device, std::size_t wanted) {
@@ -89,52 +143,20 @@ void free_for_good(Sleeper& s) {
     CU_CHECK(cuMemAddressFree(s.address, s.bytes));
 }
 
-// What the walkthrough found.
-struct Found {
-    std::size_t bytes = 0;              // the buffer, whole granules
-    bool same_address = false;          // woken at the addresses reserved at first
-    unsigned long long new_access = 0;  // cuMemGetAccess between cuMemMap and cuMemSetAccess
-    std::size_t wrong = 0;              // values read through the pointer taken before the sleep
-};
-
-Found walkthrough(int device, std::size_t wanted) {
-    Found found;
-    // 1. Awake: mapped, filled with known values; a pointer into it is taken and kept.
-    Sleeper s = allocate(device, wanted);
-    found.bytes = s.bytes;
-    const CUdeviceptr reserved = s.address;
-    auto* data = reinterpret_cast<std::uint32_t*>(s.address);
-    const std::size_t count = s.bytes / sizeof *data;
-    fill_on_device(data, count, 46);
-    void* pinned_copy = nullptr;
-    CUDA_CHECK(cudaMallocHost(&pinned_copy, s.bytes));
-
-    // 2. Asleep: saved to host memory, unmapped, released. The addresses stay reserved.
-    tutorial::step("sleep: save, cuMemUnmap, cuMemRelease");
-    put_to_sleep(s, pinned_copy);
-
-    // 3. Awake again: new memory at the same addresses, with no access until it is granted.
-    tutorial::step("wake: cuMemCreate, cuMemMap, cuMemSetAccess, restore");
-    remap(s);
-    found.new_access = tutorial::vmm_access(s.address, device);
-    grant_and_restore(s, pinned_copy);
-    tutorial::step_end();
-    found.same_address = s.address == reserved;
-
-    // 4. The pointer taken before the sleep reads the saved data; then everything goes.
-    found.wrong = mismatches_on_device(data, count, 46);
-    free_for_good(s);
-    CUDA_CHECK(cudaFreeHost(pinned_copy));
-    return found;
-}
-
 }  // namespace
 
 #ifndef TUTORIAL_CHECKS
 int main() {
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(0, std::size_t{64} << 20);
+    const Found found = walkthrough(0, std::size_t{256} << 20);
     times.print();
+    // The card's number is a share of free device memory, read at the steps in the chapter's
+    // program; alone, the lesson shows what sleeping and waking took.
+    std::printf(
+        "%zu MiB put to sleep in %.1f ms, woken in %.1f ms; how much of it went back to the "
+        "driver while asleep (free device memory at the steps): ./build/bin/06_vmm "
+        "sleep_wake\n",
+        found.bytes >> 20, times.median_host_ms(sleep_step), times.median_host_ms(wake_step));
     std::printf(
         "%zu bytes put to sleep and woken %s; before cuMemSetAccess the new mapping had "
         "%s; %zu values wrong through the old pointer\n",

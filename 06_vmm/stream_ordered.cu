@@ -23,6 +23,63 @@ struct Reuse {
     std::size_t wrong = 0;   // values of the second that were not what the stream wrote into it
 };
 
+// Steps 3 and 4, whose code follows the walkthrough: a block freed and allocated again on one
+// stream, and a block one stream writes and another copies, with or without an event between.
+Reuse reuse_on_one_stream(std::size_t bytes);
+std::size_t copy_from_other_stream(std::size_t bytes, bool wait_for_event);
+
+// What the walkthrough found.
+struct Found {
+    std::size_t count = 0;  // values in each block
+    Reuse reuse;            // step 3
+    std::size_t stale = 0;  // step 4: values the copy got that were not the new ones...
+    std::size_t wrong = 0;  // ...without the event, and with it
+};
+
+// The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
+constexpr tutorial::Step free_waits{"a cudaMalloc block freed while another stream is busy"};
+constexpr tutorial::Step free_async{"a cudaMallocAsync block freed in its stream, another busy"};
+
+// Each free is called while a kernel of `busy_ms` runs on another stream.
+Found walkthrough(std::size_t bytes, double busy_ms) {
+    Found found;
+    found.count = bytes / sizeof(std::uint32_t);
+    cudaStream_t other = nullptr, mine = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
+
+    // 1. cudaFree of cudaMalloc memory while a kernel runs on an unrelated stream: for memory
+    //    that is not the stream-ordered allocator's, its entry says it may synchronize.
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, bytes));
+    tutorial::launch_busy(other, busy_ms);
+    {
+        const tutorial::During during(free_waits);
+        CUDA_CHECK(cudaFree(p));
+    }
+
+    // 2. cudaFreeAsync of a cudaMallocAsync block, the same kernel running again: the free is
+    //    queued on `mine`, which has nothing to wait for.
+    CUDA_CHECK(cudaMallocAsync(&p, bytes, mine));
+    CUDA_CHECK(cudaStreamSynchronize(mine));
+    tutorial::launch_busy(other, busy_ms);
+    {
+        const tutorial::During during(free_async);
+        CUDA_CHECK(cudaFreeAsync(p, mine));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaStreamDestroy(other));
+    CUDA_CHECK(cudaStreamDestroy(mine));
+
+    // 3. On one stream, stream order alone makes a freed block safe to hand out again.
+    found.reuse = reuse_on_one_stream(bytes);
+
+    // 4. Across streams only an event says when: the copy without it, then with it.
+    found.stale = copy_from_other_stream(bytes, false);
+    found.wrong = copy_from_other_stream(bytes, true);
+    return found;
+}
+
 // Allocate, fill, free, allocate again: all queued on one stream, no synchronization between.
 Reuse reuse_on_one_stream(std::size_t bytes) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
@@ -79,59 +136,21 @@ std::size_t copy_from_other_stream(std::size_t bytes, bool wait_for_event) {
     return wrong;
 }
 
-// What the walkthrough found.
-struct Found {
-    std::size_t count = 0;  // values in each block
-    Reuse reuse;            // step 3
-    std::size_t stale = 0;  // step 4: values the copy got that were not the new ones...
-    std::size_t wrong = 0;  // ...without the event, and with it
-};
-
-// Each free is called while a kernel of `busy_ms` runs on another stream.
-Found walkthrough(std::size_t bytes, double busy_ms) {
-    Found found;
-    found.count = bytes / sizeof(std::uint32_t);
-    cudaStream_t other = nullptr, mine = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking));
-
-    // 1. cudaFree of cudaMalloc memory while a kernel runs on an unrelated stream: for memory
-    //    that is not the stream-ordered allocator's, its entry says it may synchronize.
-    void* p = nullptr;
-    CUDA_CHECK(cudaMalloc(&p, bytes));
-    tutorial::launch_busy(other, busy_ms);
-    tutorial::step("cudaFree");
-    CUDA_CHECK(cudaFree(p));
-    tutorial::step_end();
-
-    // 2. cudaFreeAsync of a cudaMallocAsync block, the same kernel running again: the free is
-    //    queued on `mine`, which has nothing to wait for.
-    CUDA_CHECK(cudaMallocAsync(&p, bytes, mine));
-    CUDA_CHECK(cudaStreamSynchronize(mine));
-    tutorial::launch_busy(other, busy_ms);
-    tutorial::step("cudaFreeAsync");
-    CUDA_CHECK(cudaFreeAsync(p, mine));
-    tutorial::step_end();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaStreamDestroy(other));
-    CUDA_CHECK(cudaStreamDestroy(mine));
-
-    // 3. On one stream, stream order alone makes a freed block safe to hand out again.
-    found.reuse = reuse_on_one_stream(bytes);
-
-    // 4. Across streams only an event says when: the copy without it, then with it.
-    found.stale = copy_from_other_stream(bytes, false);
-    found.wrong = copy_from_other_stream(bytes, true);
-    return found;
-}
-
 }  // namespace
 
 #ifndef TUTORIAL_CHECKS
 int main() {
-    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
-    const Found found = walkthrough(std::size_t{64} << 20, 50.0);
+    const double busy_ms = 200.0;  // the kernel on the other stream
+    tutorial::StepTimes times;     // each step's time: the learner's instrument (common/step.hpp)
+    const Found found = walkthrough(std::size_t{256} << 20, busy_ms);
     times.print();
+    // The card's number: how long each free took to return while the other stream was busy.
+    const double free_ms = times.median_host_ms(free_waits);
+    const double free_async_ms = times.median_host_ms(free_async);
+    std::printf(
+        "a %.0f ms kernel on another stream: cudaFree returned after %.3f ms, cudaFreeAsync "
+        "after %.3f ms (%.0f times shorter than the kernel)\n",
+        busy_ms, free_ms, free_async_ms, busy_ms / free_async_ms);
     std::printf(
         "the stream's next allocation got %s block, %zu values wrong; another stream's "
         "copy: %zu of %zu stale without the event, %zu with it\n",

@@ -24,8 +24,9 @@ struct Found {
     bool child_ready = false;        // the child said where its pattern is...
     void* address = nullptr;         // ...at this address, in the child
     CUprocessState states[5] = {};   // before the lock; after lock, checkpoint, restore, unlock
-    // What the lock and the checkpoint returned: a system that does not checkpoint refuses one.
-    CUresult locked = CUDA_SUCCESS, checkpointed = CUDA_SUCCESS;
+    // What the lock, the checkpoint and the restore returned: a system that does not checkpoint
+    // this process refuses one of them.
+    CUresult locked = CUDA_SUCCESS, checkpointed = CUDA_SUCCESS, restored = CUDA_SUCCESS;
     std::size_t free_locked = 0;     // cudaMemGetInfo: locked, the child's memory on the GPU
     std::size_t free_checkpointed = 0;
     std::size_t free_restored = 0;
@@ -51,14 +52,23 @@ int hold_pattern(int device, std::size_t bytes) {
     std::string line;
     std::getline(std::cin, line);  // "check": the parent has restored and unlocked this process
     cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, data));
-    const bool there = attributes.type == cudaMemoryTypeDevice;
+    const cudaError_t asked = cudaPointerGetAttributes(&attributes, data);
+    if (asked != cudaSuccess) (void)cudaGetLastError();  // not memory CUDA knows here any more
+    const bool there = asked == cudaSuccess && attributes.type == cudaMemoryTypeDevice;
     const std::size_t wrong = there ? mismatches_on_device(data, count, seed) : 0;
     std::cout << "read " << static_cast<void*>(data) << ", device memory " << there << ": "
               << wrong << " wrong" << std::endl;
     if (there) CUDA_CHECK(cudaFree(data));
     return wrong == 0 ? 0 : 1;
 }
+
+// The walkthrough's steps, one per call on the child, each timed wherever steps are watched (each
+// call returns when it is done).
+constexpr tutorial::Step lock_child{"the child is locked (cuCheckpointProcessLock)"};
+constexpr tutorial::Step checkpoint_child{
+    "its GPU memory is copied out and freed (cuCheckpointProcessCheckpoint)"};
+constexpr tutorial::Step restore_child{"its GPU memory comes back (cuCheckpointProcessRestore)"};
+constexpr tutorial::Step unlock_child{"the child runs again (cuCheckpointProcessUnlock)"};
 
 // The parent's side. `child` is a process already started that runs hold_pattern: pid(), its
 // standard output by read_line(line, seconds), its standard input by send(text). Each call names
@@ -87,9 +97,10 @@ Found walkthrough(Child& child) {
     //    each entry lists): the walkthrough then returns what the call answered.
     CUcheckpointLockArgs lock_args{};  // the reserved fields must be zero
     lock_args.timeoutMs = 10000;
-    tutorial::step("cuCheckpointProcessLock");
-    found.locked = cuCheckpointProcessLock(pid, &lock_args);
-    tutorial::step_end();
+    {
+        const tutorial::During during(lock_child);
+        found.locked = cuCheckpointProcessLock(pid, &lock_args);
+    }
     if (found.locked != CUDA_SUCCESS) return found;  // the child is left running
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[1]));
     CUDA_CHECK(cudaMemGetInfo(&found.free_locked, &total));
@@ -98,9 +109,10 @@ Found walkthrough(Child& child) {
     //    its allocations and device handles are released: the GPU memory is free for others.
     CUcheckpointCheckpointArgs checkpoint_args{};
     CUcheckpointUnlockArgs unlock_args{};
-    tutorial::step("cuCheckpointProcessCheckpoint");
-    found.checkpointed = cuCheckpointProcessCheckpoint(pid, &checkpoint_args);
-    tutorial::step_end();
+    {
+        const tutorial::During during(checkpoint_child);
+        found.checkpointed = cuCheckpointProcessCheckpoint(pid, &checkpoint_args);
+    }
     if (found.checkpointed != CUDA_SUCCESS) {  // refused: unlock the child, still on the GPU
         CU_CHECK(cuCheckpointProcessUnlock(pid, &unlock_args));
         return found;
@@ -111,16 +123,19 @@ Found walkthrough(Child& child) {
     // 4. Restore: back onto the GPU it came from (no GPU pairs given), still locked. A restore
     //    needs persistence mode or a process that has called cuInit, as this one has.
     CUcheckpointRestoreArgs restore_args{};
-    tutorial::step("cuCheckpointProcessRestore");
-    CU_CHECK(cuCheckpointProcessRestore(pid, &restore_args));
-    tutorial::step_end();
+    {
+        const tutorial::During during(restore_child);
+        found.restored = cuCheckpointProcessRestore(pid, &restore_args);
+    }
+    if (found.restored != CUDA_SUCCESS) return found;  // the child stays checkpointed, locked
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[3]));
     CUDA_CHECK(cudaMemGetInfo(&found.free_restored, &total));
 
     // 5. Unlock: the child's CUDA calls run again.
-    tutorial::step("cuCheckpointProcessUnlock");
-    CU_CHECK(cuCheckpointProcessUnlock(pid, &unlock_args));
-    tutorial::step_end();
+    {
+        const tutorial::During during(unlock_child);
+        CU_CHECK(cuCheckpointProcessUnlock(pid, &unlock_args));
+    }
     CU_CHECK(cuCheckpointProcessGetState(pid, &found.states[4]));
 
     // 6. The child asks what the pointer it kept all along is now, and reads its buffer there.
@@ -176,7 +191,7 @@ private:
 int main(int argc, char** argv) {
     if (argc == 4 && std::string(argv[1]) == "hold")  // the child
         return hold_pattern(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10));
-    const std::size_t bytes = std::size_t{64} << 20;
+    const std::size_t bytes = std::size_t{256} << 20;
     CUDA_CHECK(cudaSetDevice(0));
     ThisProgramAgain child("0", std::to_string(bytes));
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
@@ -200,6 +215,19 @@ int main(int argc, char** argv) {
     std::printf("the child's pointer %p (before: %p) is %s: %zu values wrong\n",
                 f.address_after, f.address,
                 f.still_device ? "device memory still" : "no longer device memory", f.wrong);
+    // The card's number: the free device memory gained while the child was checkpointed, and
+    // lost again at the restore, against the child's buffer (its context's memory goes too).
+    const auto ratio = [&](std::size_t more, std::size_t less) {
+        return (static_cast<double>(more) - static_cast<double>(less)) / static_cast<double>(bytes);
+    };
+    std::printf(
+        "%.2fx: while the child holding %zu MiB was checkpointed, free device memory rose "
+        "by %.2f times its buffer and fell back by %.2f times at the restore; the child "
+        "then read %zu of %zu values wrong %s\n",
+        ratio(f.free_checkpointed, f.free_locked), bytes >> 20,
+        ratio(f.free_checkpointed, f.free_locked), ratio(f.free_checkpointed, f.free_restored),
+        f.wrong, bytes / sizeof(std::uint32_t),
+        f.still_device ? "at the same address" : "(not read: no longer device memory)");
     return f.child_read && f.still_device && f.wrong == 0 ? 0 : 1;
 }
 #endif

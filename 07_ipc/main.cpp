@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
             Section{"bench", "IPC vs pipe + upload; open latency; in-place reads", bench},
             Section{"pool_ipc", "a pool shared by descriptor, its blocks by export data"},
             Section{"which_memory", "every kind of memory against every way of sharing it"},
+            Section{"host_shared", "pinned host memory two processes use in place, three ways"},
             Section{"dmabuf", "device memory as a dma-buf descriptor, for NICs and other drivers"},
             Section{"cross_gpu", "workers on other GPUs use the master's memory (2+ GPUs)"},
             Section{"checkpoint", "a child's GPU memory checkpointed to host memory, restored",

@@ -8,8 +8,10 @@
 #include "common/patterns.hpp"
 #include "common/process.hpp"
 #include "common/vmm.hpp"
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -17,7 +19,8 @@ namespace {
 
 // Three ways to hand device memory to another process (a legacy IPC handle, a pool's export, a
 // VMM descriptor), each written for its own kind of memory. The walkthrough tries each way on
-// each of eight kinds; where the export works, a worker process imports the memory and checks it.
+// each of eleven kinds (the last three host memory, as section host_shared shares it); where the
+// export works, a worker process imports the memory and checks it.
 
 // Workers: this program started again, a Unix socket as stdin and stdout; descriptors cross it
 // by SCM_RIGHTS, as in section vmm_fd (common/process.hpp).
@@ -40,6 +43,9 @@ enum Kind {
     pinned_host,
     vmm_none,
     vmm_fd,
+    host_numa_pool,
+    memfd_registered,
+    host_alloc,
     kinds
 };
 const char* const kind_names[kinds] = {"cudaMalloc",
@@ -49,7 +55,10 @@ const char* const kind_names[kinds] = {"cudaMalloc",
                                        "cudaMallocManaged",
                                        "cudaMallocHost",
                                        "cuMemCreate, no handle type",
-                                       "cuMemCreate, POSIX fd handle type"};
+                                       "cuMemCreate, POSIX fd handle type",
+                                       "cudaMallocFromPoolAsync (HostNuma pool)",
+                                       "memfd_create + mmap + cudaHostRegister",
+                                       "cudaHostAlloc (portable, mapped)"};
 
 // Step 1. One kind of memory, 2 MiB of it (cuMemCreate's rounded up to its granularity), filled
 // with the pattern. `shared` is the pointer every way is given: for `interior`, 4 KiB into the
@@ -62,17 +71,21 @@ struct Memory {
     std::size_t first = 0;         // the element `shared` points at
     cudaMemPool_t pool = nullptr;  // the pool it came from, for the pool kinds
     CUmemGenericAllocationHandle vmm = 0;
+    int memfd = -1;  // the file whose pages memfd_registered maps
 };
 
-cudaMemPool_t exportable_pool(int device) {
+// A pool whose blocks may be exported, of device memory or of host memory on one NUMA node.
+cudaMemPool_t exportable_pool(cudaMemLocation where) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
-    props.location = {cudaMemLocationTypeDevice, device};
+    props.location = where;
     cudaMemPool_t pool = nullptr;
     CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
     return pool;
 }
+
+void allocate_host(Memory& m, int device, cudaStream_t stream);
 
 Memory allocate(Kind kind, int device, cudaStream_t stream) {
     Memory m{kind};
@@ -82,7 +95,7 @@ Memory allocate(Kind kind, int device, cudaStream_t stream) {
         CUDA_CHECK(cudaMallocAsync(&m.base, m.bytes, stream));
     }
     if (kind == ipc_pool) {
-        m.pool = exportable_pool(device);
+        m.pool = exportable_pool({cudaMemLocationTypeDevice, device});
         CUDA_CHECK(cudaMallocFromPoolAsync(&m.base, m.bytes, m.pool, stream));
     }
     if (kind == managed) CUDA_CHECK(cudaMallocManaged(&m.base, m.bytes));
@@ -98,23 +111,57 @@ Memory allocate(Kind kind, int device, cudaStream_t stream) {
         tutorial::vmm_set_access(address, m.bytes, device);
         m.base = reinterpret_cast<void*>(address);
     }
+    if (kind >= host_numa_pool) allocate_host(m, device, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     auto* values = static_cast<std::uint32_t*>(m.base);
-    if (kind == pinned_host) fill_on_host(values, m.bytes / 4, seed);
-    if (kind != pinned_host) fill_on_device(values, m.bytes / 4, seed);
+    const bool on_host = kind == pinned_host || kind >= host_numa_pool;
+    if (on_host) fill_on_host(values, m.bytes / 4, seed);
+    if (!on_host) fill_on_device(values, m.bytes / 4, seed);
     m.first = kind == interior ? interior_offset / 4 : 0;
     m.shared = static_cast<char*>(m.base) + m.first * 4;
     return m;
 }
 
+// The three kinds of host memory: a block of an exportable pool on the GPU's host NUMA node
+// (its CPU may use it at once), a memfd's pages mapped shared and pinned, cudaHostAlloc memory.
+void allocate_host(Memory& m, int device, cudaStream_t stream) {
+    if (m.kind == host_numa_pool) {
+        int numa_id = -1;
+        CUDA_CHECK(cudaDeviceGetAttribute(&numa_id, cudaDevAttrHostNumaId, device));
+        m.pool = exportable_pool({cudaMemLocationTypeHostNuma, numa_id});
+        CUDA_CHECK(cudaMallocFromPoolAsync(&m.base, m.bytes, m.pool, stream));
+    }
+    if (m.kind == memfd_registered) {
+        m.memfd = memfd_create("which_memory", MFD_CLOEXEC);
+        if (m.memfd < 0 || ftruncate(m.memfd, static_cast<off_t>(m.bytes)) != 0) {
+            std::perror("memfd_create");
+            std::exit(1);
+        }
+        m.base = mmap(nullptr, m.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
+        if (m.base == MAP_FAILED) {
+            std::perror("mmap");
+            std::exit(1);
+        }
+        CUDA_CHECK(cudaHostRegister(m.base, m.bytes, cudaHostRegisterMapped));
+    }
+    if (m.kind == host_alloc) {
+        CUDA_CHECK(cudaHostAlloc(&m.base, m.bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+    }
+}
+
 void release(const Memory& m, cudaStream_t stream) {
     if (m.kind == plain || m.kind == interior || m.kind == managed) CUDA_CHECK(cudaFree(m.base));
-    if (m.kind == pinned_host) CUDA_CHECK(cudaFreeHost(m.base));
-    if (m.kind == default_pool || m.kind == ipc_pool) {
+    if (m.kind == pinned_host || m.kind == host_alloc) CUDA_CHECK(cudaFreeHost(m.base));
+    if (m.kind == default_pool || m.kind == ipc_pool || m.kind == host_numa_pool) {
         CUDA_CHECK(cudaFreeAsync(m.base, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
     }
-    if (m.kind == ipc_pool) CUDA_CHECK(cudaMemPoolDestroy(m.pool));
+    if (m.kind == ipc_pool || m.kind == host_numa_pool) CUDA_CHECK(cudaMemPoolDestroy(m.pool));
+    if (m.kind == memfd_registered) {
+        CUDA_CHECK(cudaHostUnregister(m.base));
+        munmap(m.base, m.bytes);
+        close(m.memfd);
+    }
     if (m.vmm != 0) {
         const CUdeviceptr address = reinterpret_cast<CUdeviceptr>(m.base);
         tutorial::vmm_unmap(address, m.bytes);
@@ -163,19 +210,22 @@ cudaError_t import_legacy(const cudaIpcMemHandle_t& handle, void** opened) {
     return cudaIpcOpenMemHandle(opened, handle, cudaIpcMemLazyEnablePeerAccess);
 }
 
-// A pool's block: the pool from its descriptor, this GPU given access, then the block from its
-// export data (cudaFree it, then cudaMemPoolDestroy the pool, before the exporter frees it).
+// A pool's block: the pool from its descriptor, this GPU given access (a pool of host memory has
+// none of its own), then the block from its export data (cudaFree it, then cudaMemPoolDestroy
+// the pool, before the exporter frees it).
 cudaError_t import_from_pool(int device, int fd, cudaMemPoolPtrExportData* data,
                              cudaMemPool_t* pool, void** block, const char** failed) {
     *failed = "cudaMemPoolImportFromShareableHandle";
-    const cudaError_t err = cudaMemPoolImportFromShareableHandle(
+    cudaError_t err = cudaMemPoolImportFromShareableHandle(
         pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
         cudaMemHandleTypePosixFileDescriptor, 0);
     close(fd);
     if (err != cudaSuccess) return err;
     const cudaMemAccessDesc grant{{cudaMemLocationTypeDevice, device},
                                   cudaMemAccessFlagsProtReadWrite};
-    CUDA_CHECK(cudaMemPoolSetAccess(*pool, &grant, 1));
+    *failed = "cudaMemPoolSetAccess";
+    err = cudaMemPoolSetAccess(*pool, &grant, 1);
+    if (err != cudaSuccess) return err;
     *failed = "cudaMemPoolImportPointer";
     return cudaMemPoolImportPointer(block, *pool, data);
 }
@@ -220,7 +270,7 @@ Cell reached(const void* data, std::size_t bytes, std::size_t first) {
     Cell c{};
     c.shared = true;
     c.wrong = mismatches_on_device(values, bytes / 4 - first, seed, {}, first);
-    CUDA_CHECK(cudaMemcpy(&c.first_value, values, sizeof c.first_value, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&c.first_value, values, sizeof c.first_value, cudaMemcpyDefault));
     return c;
 }
 
@@ -328,6 +378,23 @@ struct Found {
     int status = 0;
 };
 
+// What a kind needs that a device or host may lack: the attribute that says it is missing, or "".
+const char* missing_for(Kind kind, int device) {
+    int value = 0;
+    if (kind == host_numa_pool) {
+        CUDA_CHECK(
+            cudaDeviceGetAttribute(&value, cudaDevAttrHostNumaMemoryPoolsSupported, device));
+        if (value != 1) return "cudaDevAttrHostNumaMemoryPoolsSupported";
+        CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrHostNumaId, device));
+        if (value < 0) return "cudaDevAttrHostNumaId";
+    }
+    if (kind == memfd_registered) {
+        CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrHostRegisterSupported, device));
+        if (value != 1) return "cudaDevAttrHostRegisterSupported";
+    }
+    return "";
+}
+
 // `self` runs this program again, in the role named after it ("share_importer" and the device).
 Found walkthrough(int device, const std::vector<std::string>& self) {
     Found found{};
@@ -337,8 +404,13 @@ Found walkthrough(int device, const std::vector<std::string>& self) {
     std::vector<std::string> command = self;
     command.insert(command.end(), {"share_importer", std::to_string(device)});
     const Worker importer = start_worker(command);
-    // 2. Each kind of memory (Step 1), shared each way (Steps 2 and 3), then freed.
+    // 2. Each kind of memory (Step 1), shared each way (Steps 2 and 3), then freed; a kind the
+    //    device or host cannot make names the attribute that says so in each of its cells.
     for (int k = 0; k < kinds; ++k) {
+        if (const char* missing = missing_for(static_cast<Kind>(k), device); *missing != '\0') {
+            for (int w = 0; w < ways; ++w) found.cells[k][w] = refused(missing, "not-here");
+            continue;
+        }
         const Memory m = allocate(static_cast<Kind>(k), device, stream);
         for (int w = 0; w < ways; ++w) {
             found.cells[k][w] = share(static_cast<Way>(w), m, importer, &found.before_pool_export);

@@ -69,25 +69,27 @@ void StepTimes::resolve() {
     pending_.clear();
 }
 
-std::vector<double> StepTimes::ms(const std::string& name) {
+std::vector<double> StepTimes::ms(const Step& step) {
+    const std::string name = step.name;
     resolve();
     const auto found = gpu_ms_.find(name);
     if (found == gpu_ms_.end()) no_such_step(name);
     return found->second;
 }
 
-std::vector<double> StepTimes::host_ms(const std::string& name) {
+std::vector<double> StepTimes::host_ms(const Step& step) {
+    const std::string name = step.name;
     const auto found = host_ms_.find(name);
     if (found == host_ms_.end()) no_such_step(name);
     return found->second;
 }
 
-double StepTimes::median_ms(const std::string& name) {
-    return median(ms(name));
+double StepTimes::median_ms(const Step& step) {
+    return median(ms(step));
 }
 
-double StepTimes::median_host_ms(const std::string& name) {
-    return median(host_ms(name));
+double StepTimes::median_host_ms(const Step& step) {
+    return median(host_ms(step));
 }
 
 void StepTimes::clear() {

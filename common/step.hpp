@@ -1,13 +1,19 @@
-// Steps: names for the parts of a walkthrough, so that whoever runs it can watch each part.
+// Steps: the phases of a walkthrough's story, so that whoever runs it can watch each phase.
 //
-//   tutorial::step("a kernel reads, pages fault in");
-//   sum_kernel<<<blocks, threads>>>(data, count, sum);
-//   tutorial::step("cudaMemPrefetchAsync to the GPU");
-//   CUDA_CHECK(cudaMemPrefetchAsync(data, bytes, gpu, 0, nullptr));
-//   tutorial::step_end();
+// A lesson declares its steps once, as constants, and opens each for as long as a scope lasts:
 //
-// A step lasts from its step() to the next step() or step_end(). Nothing watches them until a
-// watcher is made: then each step is measured without changing what the walkthrough does or in
+//   constexpr tutorial::Step faults_in{"a kernel reads, pages fault in"};
+//   constexpr tutorial::Step prefetched{"prefetched first, then read"};
+//   ...
+//   {
+//       const tutorial::During during(faults_in);
+//       sum_kernel<<<blocks, threads>>>(data, count, sum);
+//   }
+//
+// A step is a phase of the story (what happens), not the name of the call under it. The checks
+// read a step's time or traffic by the same constant (times.median_ms(faults_in)), so a renamed
+// or removed step is a compile error, not a failure at run time. Nothing watches the steps until
+// a watcher is made: then each step is measured without changing what the walkthrough does or in
 // which order. StepTimes (below) is the learner's instrument: a lesson's own main() makes one,
 // runs the walkthrough and prints what each step took (times.print()); the course's checks use
 // the same timer over rounds, and count what the driver moved in each step with StepTraffic
@@ -19,9 +25,11 @@
 //       tutorial::StepTimes times;       // times every step from here on
 //       walkthrough(bytes, 0);
 //       times.print();                   // each step: GPU ms (events) and host ms
+//       std::printf("prefetching first: %.1fx faster\n",
+//                   times.median_ms(faults_in) / times.median_ms(prefetched));
 //   }
 //
-// One walkthrough at a time, on one host thread.
+// One walkthrough at a time, on one host thread; steps do not nest.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,6 +39,11 @@
 #include <vector>
 
 namespace tutorial {
+
+// One phase of a walkthrough, declared once (constexpr) in the lesson.
+struct Step {
+    const char* name;
+};
 
 // What watches a walkthrough's steps (the checks' timers and counters implement it).
 class StepWatcher {
@@ -43,25 +56,34 @@ public:
 namespace step_state {
 inline StepWatcher* watcher = nullptr;
 inline bool open = false;
+
+inline void end() {
+    if (watcher != nullptr && open) watcher->end();
+    open = false;
+}
+
+inline void begin(const Step& step, cudaStream_t stream) {
+    if (watcher == nullptr) return;
+    end();
+    watcher->begin(step.name, stream);
+    open = true;
+}
 }  // namespace step_state
 
-// The end of the step that is running, if any.
-inline void step_end() {
-    if (step_state::watcher != nullptr && step_state::open) step_state::watcher->end();
-    step_state::open = false;
-}
-
-// The start of a step named `name` (and the end of the one before it).
-inline void step(const char* name, cudaStream_t stream = nullptr) {
-    if (step_state::watcher == nullptr) return;
-    step_end();
-    step_state::watcher->begin(name, stream);
-    step_state::open = true;
-}
+// The step `step` runs from here to the end of the enclosing scope.
+class During {
+public:
+    explicit During(const Step& step, cudaStream_t stream = nullptr) {
+        step_state::begin(step, stream);
+    }
+    ~During() { step_state::end(); }
+    During(const During&) = delete;
+    During& operator=(const During&) = delete;
+};
 
 // Who watches the steps from now on (nullptr: nobody). Watchers install themselves.
 inline void watch_steps(StepWatcher* watcher) {
-    step_end();
+    step_state::end();
     step_state::watcher = watcher;
 }
 
@@ -80,10 +102,10 @@ public:
 
     // Every time measured for a step so far, in milliseconds (waits for its events first), and
     // their median; a step never run is an error (exit 1, naming the step).
-    std::vector<double> ms(const std::string& name);
-    std::vector<double> host_ms(const std::string& name);
-    double median_ms(const std::string& name);
-    double median_host_ms(const std::string& name);
+    std::vector<double> ms(const Step& step);
+    std::vector<double> host_ms(const Step& step);
+    double median_ms(const Step& step);
+    double median_host_ms(const Step& step);
     // Forgets every time so far (fresh rounds for a claim measured again).
     void clear();
     // Prints every step in the order it first ran: its median GPU and host time, and how many

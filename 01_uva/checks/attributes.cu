@@ -192,8 +192,8 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
     // by kernels at the pointer value the host uses (write-combined memory excepted).
     ctx.claim(tutorial::documented(
         "pinned_one_address",
-        "pinned memory the Runtime API reference gives one address has it: devicePointer == the "
-        "host pointer",
+        "where the reference gives pinned memory one address, its device pointer is the host "
+        "pointer",
         t.pinned > 0 && t.pinned_one_address == t.pinned,
         tutorial::format("%d of %d pinned buffers", t.pinned_one_address, t.pinned),
         "the driver maps pinned memory at a separate device address, against the reference's "
@@ -205,7 +205,7 @@ tutorial::Result run_attributes(tutorial::Context& ctx) {
     // gives cudaMemoryTypeUnregistered, and the call cudaSuccess.
     ctx.claim(tutorial::documented(
         "unknown_is_unregistered",
-        "asking about memory CUDA never saw is not an error: it is cudaMemoryTypeUnregistered",
+        "asking about memory CUDA never saw succeeds and answers cudaMemoryTypeUnregistered",
         t.foreign_ok == t.foreign,
         tutorial::format("%d of %d malloc/new/stack pointers: cudaSuccess, unregistered%s",
                          t.foreign_ok, t.foreign, pageable_access ? "" : ", no device pointer"),

@@ -17,11 +17,6 @@
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* pinned_copy = "cudaMemcpy pinned -> device";
-constexpr const char* host_read = "a kernel reads pinned host memory";
-constexpr const char* device_read = "the same kernel reads device memory";
-
 // Medians over the walkthrough's rounds, in milliseconds, and what it found wrong.
 struct Medians {
     double host_ms, device_ms, copy_ms;
@@ -33,7 +28,7 @@ Medians time_rounds(std::size_t bytes, int rounds, Found& found) {
     found.wrong += f.wrong;
     found.same_address = found.same_address && f.same_address;
     found.sums_wrong += f.sums_wrong;
-    return {times.median_ms(host_read), times.median_ms(device_read), times.median_ms(pinned_copy)};
+    return {times.median_ms(host_read), times.median_ms(device_read), times.median_ms(copy_up)};
 }
 
 // Why the PCIe link sysfs describes is not the limit of the kernel's reads, or "" when it is. On
@@ -91,8 +86,8 @@ void claim_rates(tutorial::Context& ctx, std::size_t bytes, const Medians& m,
     const std::size_t device_least = std::size_t{8} << 20;
     ctx.claim(tutorial::at_least(
                   "at_host_link_speed",
-                  "a kernel reading pinned host memory runs at the host link's speed (its GB/s / "
-                  "a pinned copy's, over the same link)",
+                  "a kernel reading pinned host memory runs at the host link's speed "
+                  "(its GB/s / a pinned copy's)",
                   m.copy_ms / m.host_ms, 0.4, "x",
                   "the kernel's reads over the link were not kept in flight in enough numbers: "
                   "too few threads, or a link slower for reads than for the copy engine's writes")

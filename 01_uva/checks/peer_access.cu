@@ -112,8 +112,8 @@ tutorial::Result report_peer_claims(tutorial::Context& ctx, const PeerResult& r,
         // current device at once.
         tutorial::documented(
             "peer_read_in_place",
-            "cudaDeviceCanAccessPeer = 1 predicts: once peer access is enabled, a kernel "
-            "reads the peer's memory in place",
+            "where cudaDeviceCanAccessPeer = 1, a kernel reads the peer's memory in place once "
+            "peer access is on",
             read_held, tutorial::format("%d of %d pairs read every value right", read_ok, can),
             "the kernel's reads through the peer pointer did not reach the peer's memory: "
             "see the table's last column",

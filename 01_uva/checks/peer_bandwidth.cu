@@ -144,8 +144,8 @@ tutorial::Result report_peer_bandwidth(tutorial::Context& ctx, const Found& r, i
     };
     ctx.claim(tutorial::at_least(
                   "peer_beats_staging",
-                  "peer access makes copies between GPUs much faster than staging through the "
-                  "host (slowest pair, with / without)",
+                  "peer access makes GPU-to-GPU copies much faster than host staging (slowest "
+                  "pair, with / without)",
                   smallest(r, peer_vs_staged), 4.0, "x",
                   "the copies with peer access were not sent over NVLink, although NVML says "
                   "these GPUs are joined by it")

@@ -36,8 +36,7 @@ tutorial::Result run_threads(tutorial::Context& ctx) {
     ctx.claim(
         tutorial::observed(
             "current_device_per_thread",
-            "the current device belongs to the host thread: a new thread does not start on "
-            "the device the main thread stands on",
+            "a new host thread does not start on the device the main thread made current",
             before != main_device,
             tutorial::format("the main thread on device %d, the worker's cudaGetDevice "
                              "said %d",

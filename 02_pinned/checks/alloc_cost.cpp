@@ -61,15 +61,15 @@ Medians time_rounds(std::size_t bytes, int runs, bool& seen) {
         const Found f = walkthrough(bytes);
         seen = seen && f.pinned_seen && f.plain_seen;
     }
-    const auto cost = [&](const char* get, const char* give) {
+    const auto cost = [&](const tutorial::Step& get, const tutorial::Step& give) {
         return Cost{times.median_host_ms(get), times.median_host_ms(give)};
     };
-    return {cost("malloc + touch every page", "free"),
-            cost("cudaMallocHost", "cudaFreeHost"),
-            cost("cudaHostAlloc(WriteCombined)", "cudaFreeHost(write-combined)"),
-            cost("cudaHostRegister", "cudaHostUnregister"),
-            times.median_ms("upload from pageable memory"),
-            times.median_ms("upload once registered")};
+    return {cost(plain_get, plain_give),
+            cost(pinned_get, pinned_give),
+            cost(wc_get, wc_give),
+            cost(register_get, register_give),
+            times.median_ms(upload_pageable),
+            times.median_ms(upload_pinned)};
 }
 
 void print_costs(const Medians& m, double gib) {
@@ -230,8 +230,8 @@ tutorial::Result run_alloc_cost(tutorial::Context& ctx) {
     // registration has to fault the pages in as cudaMallocHost does, the ratio is about 1.
     ctx.claim(tutorial::at_least(
                   "register_cheaper",
-                  "pinning memory that is already touched (cudaHostRegister) is cheaper than a new "
-                  "cudaMallocHost of the same size",
+                  "cudaHostRegister on already-touched memory is cheaper than a new cudaMallocHost "
+                  "of the same size",
                   m.malloc_host.get_ms / m.registration.get_ms, 1.5, "x",
                   "cudaMallocHost got its pages cheaply (for example from huge pages the kernel "
                   "had ready), or registration had to fault pages in")

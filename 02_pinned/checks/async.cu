@@ -38,9 +38,9 @@ Medians time_rounds(std::size_t bytes, int rounds, int most_streams, int runs, F
         m.wait_ms[i] = times.median_host_ms(calls[i].wait);
         if (stream_counts[i] <= most_streams) m.pipeline_ms[i] = times.median_ms(pipeline_steps[i]);
     }
-    m.upload_ms = times.median_ms("the upload alone");
-    m.kernel_ms = times.median_ms("the kernel alone");
-    m.download_ms = times.median_ms("the download alone");
+    m.upload_ms = times.median_ms(upload_alone);
+    m.kernel_ms = times.median_ms(kernel_alone);
+    m.download_ms = times.median_ms(download_alone);
     return m;
 }
 

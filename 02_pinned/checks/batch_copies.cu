@@ -58,7 +58,7 @@ tutorial::Result run_batch_copies(tutorial::Context& ctx) {
                            {"us per copy", tutorial::Align::right},
                            {"GB/s", tutorial::Align::right}});
     for (int way = 0; way < 5; ++way) {
-        table.add_row({ways[way], format("%.2f", m.ms[way]),
+        table.add_row({ways[way].name, format("%.2f", m.ms[way]),
                        format("%.2f", 1000.0 * m.ms[way] / pieces),
                        format("%.2f", tutorial::gb_per_s(pieces * piece, m.ms[way]))});
     }
@@ -81,9 +81,8 @@ tutorial::Result run_batch_copies(tutorial::Context& ctx) {
         pieces * piece, 1 << 20,
         "with fewer than 256 pieces the calls a batch saves are a small part of the whole");
     ctx.claim(tutorial::at_least("batch_beats_loop_pageable",
-                                 format("from pageable memory, one batch call moves %zu pieces of "
-                                        "4 KiB sooner than a loop of cudaMemcpyAsync (loop / "
-                                        "batch in stream order)",
+                                 format("one batch of %zu pageable 4 KiB copies beats a "
+                                        "cudaMemcpyAsync loop (loop / stream-ordered batch)",
                                         pieces),
                                  m.ms[2] / m.ms[3], 1.2, "x",
                                  "the driver stages pageable pieces one by one in a batch too")

@@ -192,8 +192,8 @@ void claim_modules(tutorial::Context& ctx, const Watch& w, const Run& lazy, cons
                    const std::string& why_not) {
     const std::size_t t = w.target_index();
     ctx.claim(tutorial::at_least("context_costs_memory",
-                                 "a context costs device memory before any allocation (MiB the "
-                                 "device lost at cudaSetDevice, a fresh process's first call)",
+                                 "a context costs device memory before any allocation (MiB lost at "
+                                 "a fresh process's cudaSetDevice)",
                                  lazy.lost(set_device_step, t), 32.0, " MiB",
                                  "another process gave memory back meanwhile, or this driver "
                                  "made the context out of memory it had set aside before")
@@ -201,9 +201,8 @@ void claim_modules(tutorial::Context& ctx, const Watch& w, const Run& lazy, cons
                       return watch(w, "LAZY", First::set_device, false).lost(set_device_step, t);
                   }));
     ctx.claim(tutorial::at_least("lazy_loads_at_first_launch",
-                                 "LAZY: a module's memory comes at the first launch of any of its "
-                                 "kernels, one that never touches its array too (MiB lost at that "
-                                 "launch / the array's 128 MiB)",
+                                 "with LAZY a module's 128 MiB array comes at its first launch, "
+                                 "even one not using it (MiB lost / 128 MiB)",
                                  lazy.lost(first_launch_step, t) / array_mib, 0.9, "x",
                                  "the module was loaded before its first launch (at context "
                                  "creation: did the driver take LAZY?)")
@@ -215,8 +214,8 @@ void claim_modules(tutorial::Context& ctx, const Watch& w, const Run& lazy, cons
     ctx.claim(
         tutorial::at_least(
             "eager_loads_at_context",
-            "EAGER: the same memory comes with the context instead (MiB more "
-            "at cudaSetDevice than LAZY's / the array's 128 MiB)",
+            "with EAGER the array comes with the context instead (MiB at cudaSetDevice above "
+            "LAZY's / 128 MiB)",
             (eager.lost(set_device_step, t) - lazy.lost(set_device_step, t)) / array_mib, 0.9, "x",
             "the driver did not load the modules with the context: did it "
             "take CUDA_MODULE_LOADING=EAGER, set before the first CUDA call?")

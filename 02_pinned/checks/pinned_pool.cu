@@ -35,10 +35,8 @@ Medians time_rounds(int device, std::size_t bytes, int runs, Found& seen) {
         seen.current_set = seen.current_set && f.current_set;
         seen.default_differs = seen.default_differs && f.default_differs;
     }
-    return {times.median_host_ms("allocate + free, warm pool"),
-            times.median_host_ms("cudaMallocHost + cudaFreeHost"),
-            times.median_ms("copy from the pool's memory"),
-            times.median_ms("copy from cudaMallocHost's memory")};
+    return {times.median_host_ms(pool_get_give), times.median_host_ms(pinned_get_give),
+            times.median_ms(pool_copy), times.median_ms(pinned_copy)};
 }
 
 void print_measures(int device, std::size_t bytes, int runs, const Medians& m, const Found& seen) {

@@ -62,7 +62,7 @@ void print_table(int device, std::size_t bytes, const Medians& m, const Found& s
                            {"upload GB/s", tutorial::Align::right},
                            {"on huge pages", tutorial::Align::right}});
     for (int w = 0; w < ways; ++w) {
-        table.add_row({steps[w].get, format("%.1f", m.get_ms[w] / gib),
+        table.add_row({steps[w].get.name, format("%.1f", m.get_ms[w] / gib),
                        format("%.1f", m.give_ms[w] / gib), format("%.1f", m.gbps[w]),
                        w == register_huge ? tutorial::format_bytes(seen.huge) : ""});
     }
@@ -105,8 +105,8 @@ tutorial::Result run_pinning_at_scale(tutorial::Context& ctx) {
         bytes, 256 << 20, "starting T threads and the calls themselves weigh as much as the pages");
     ctx.claim(
         tutorial::at_least("threads_pin_faster",
-                           "touching the pages on T threads, then cudaHostRegister, pins "
-                           "faster than cudaMallocHost (cudaMallocHost / T threads)",
+                           "T threads touching, then cudaHostRegister, pin faster than "
+                           "cudaMallocHost (cudaMallocHost / T threads)",
                            m.get_ms[malloc_host] / m.get_ms[register_threads], 1.5, "x",
                            "page faults do not scale over threads on this kernel, or "
                            "cudaMallocHost is fast here")

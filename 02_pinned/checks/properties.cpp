@@ -55,8 +55,8 @@ Tried try_registration(int value, cudaError_t status, const char* call) {
 double overlap_share(int device, std::size_t bytes, int rounds) {
     tutorial::StepTimes times;
     for (int r = 0; r < rounds; ++r) walkthrough(device, bytes);
-    return times.median_ms("an upload and a download at once") /
-           (times.median_ms("an upload alone") + times.median_ms("a download alone"));
+    return times.median_ms(both_at_once) /
+           (times.median_ms(upload_alone) + times.median_ms(download_alone));
 }
 
 // asyncEngineCount: both copies together take much less than one after the other where there

@@ -75,7 +75,7 @@ tutorial::Result run_write_combined(tutorial::Context& ctx) {
         100.0 * wc_read_share);
     ctx.claim(tutorial::at_most("wc_reads_slow",
                                 "the CPU reads write-combined memory much slower than ordinary "
-                                "pinned memory (WC read speed / pinned read speed)",
+                                "pinned memory (WC / pinned read speed)",
                                 100.0 * wc_read_share, 50.0, "%",
                                 "the CPU caches this memory: the page attributes the driver "
                                 "asked for were not applied")

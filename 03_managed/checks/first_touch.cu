@@ -16,11 +16,6 @@
 
 namespace {
 
-// The walkthrough's steps that the counters count, by the names it gives them.
-constexpr const char* gpu_first = "a kernel touches a fresh buffer";
-constexpr const char* cpu_first = "the CPU writes another fresh buffer";
-constexpr const char* gpu_after = "then a kernel touches that buffer";
-
 // The counted run's buffers: 64 MiB, whatever --size says, since the counters lose records
 // silently when one step moves far more (um_counters.hpp).
 constexpr std::size_t counted_bytes = std::size_t{64} << 20;
@@ -158,15 +153,15 @@ Counted count_and_judge(tutorial::Context& ctx, const std::string& paging) {
     {
         tutorial::StepTraffic traffic(counters);
         walkthrough(counted_bytes);
-        gpu = traffic.of(gpu_first);
+        gpu = traffic.of(kernel_first);
         cpu = traffic.of(cpu_first);
-        after = traffic.of(gpu_after);
+        after = traffic.of(kernel_after_cpu);
     }
     tutorial::Table table(tutorial::um_columns("step"));
     table.named("counted");
-    table.add_row(tutorial::um_cells(gpu_first, gpu));
-    table.add_row(tutorial::um_cells(cpu_first, cpu));
-    table.add_row(tutorial::um_cells(gpu_after, after));
+    table.add_row(tutorial::um_cells(kernel_first.name, gpu));
+    table.add_row(tutorial::um_cells(cpu_first.name, cpu));
+    table.add_row(tutorial::um_cells(kernel_after_cpu.name, after));
     table.print();
     std::printf(
         "\nA fresh buffer's first touch moves nothing on either side: its pages are made where\n"
@@ -194,8 +189,8 @@ Counted count_and_judge(tutorial::Context& ctx, const std::string& paging) {
     counted.claim(ctx,
                   tutorial::counted_at_least(
                       "kernel_pulls_cpu_pages",
-                      "a kernel touching managed pages the CPU wrote first pulls them to the GPU: "
-                      "MiB host to device, as a share of the buffer",
+                      "a kernel touching pages the CPU wrote first pulls them over (MiB host to "
+                      "device, % of the buffer)",
                       100.0 * in_mib(after.htod.total) / buffer_mib, 90.0, "%",
                       "the pages were in device memory before the kernel ran (prefetched, or "
                       "first touched by a kernel), or the GPU read them in host memory where "

@@ -23,12 +23,6 @@ using tutorial::format;
 constexpr std::size_t bytes = 64 * tutorial::MiB;  // counted steps stay at 64 MiB
 constexpr std::size_t count = bytes / sizeof(std::uint32_t);
 
-// The walkthrough's steps that the counters count, by the names it gives them.
-constexpr const char* gpu_write = "a kernel writes it";
-constexpr const char* cpu_read = "the CPU reads it";
-constexpr const char* prefetch = "cudaMemPrefetchAsync to the GPU";
-constexpr const char* kernel_after = "a kernel writes it again";
-
 struct Counted {
     Found found;
     tutorial::UmTraffic gpu_write, cpu_read, prefetch, kernel_after;
@@ -38,10 +32,10 @@ Counted count_walkthrough(tutorial::UmCounters& counters, int device) {
     tutorial::StepTraffic traffic(counters);
     Counted c;
     c.found = walkthrough(bytes, device);
-    c.gpu_write = traffic.of(gpu_write);
-    c.cpu_read = traffic.of(cpu_read);
-    c.prefetch = traffic.of(prefetch);
-    c.kernel_after = traffic.of(kernel_after);
+    c.gpu_write = traffic.of(kernel_writes);
+    c.cpu_read = traffic.of(cpu_reads);
+    c.prefetch = traffic.of(prefetched);
+    c.kernel_after = traffic.of(kernel_again);
     return c;
 }
 
@@ -53,10 +47,10 @@ double share(std::uint64_t moved) {
 void claim_counts(tutorial::Context& ctx, const tutorial::UmCounters& counters, const Counted& c) {
     tutorial::Table table(tutorial::um_columns("step"));
     table.named("counted");
-    table.add_row(tutorial::um_cells(gpu_write, c.gpu_write));
-    table.add_row(tutorial::um_cells(cpu_read, c.cpu_read));
-    table.add_row(tutorial::um_cells(prefetch, c.prefetch));
-    table.add_row(tutorial::um_cells(kernel_after, c.kernel_after));
+    table.add_row(tutorial::um_cells(kernel_writes.name, c.gpu_write));
+    table.add_row(tutorial::um_cells(cpu_reads.name, c.cpu_read));
+    table.add_row(tutorial::um_cells(prefetched.name, c.prefetch));
+    table.add_row(tutorial::um_cells(kernel_again.name, c.kernel_after));
     table.print();
     std::string why =
         tutorial::why_not_counted(counters, {&c.cpu_read, &c.prefetch, &c.kernel_after},
@@ -68,14 +62,14 @@ void claim_counts(tutorial::Context& ctx, const tutorial::UmCounters& counters, 
     }
     ctx.claim(tutorial::counted_at_least(
                   "cpu_read_pulls_pool_pages",
-                  "the CPU reading a pool's managed memory pulls its pages from the GPU: MiB "
-                  "device to host, as a share of the buffer",
+                  "a CPU read of a pool's managed memory pulls its pages back (MiB device to host, "
+                  "% of the buffer)",
                   share(c.cpu_read.dtoh.total), 90.0, "%",
                   "the pages were not in device memory, or the CPU read them remotely"),
               why);
     ctx.claim(tutorial::counted_at_least(
                   "prefetch_brings_back",
-                  "a prefetch brings them back: MiB host to device, as a share of the buffer",
+                  "a prefetch brings them back (MiB host to device, % of the buffer)",
                   share(c.prefetch.htod.total), 90.0, "%",
                   "the pages were already on the GPU, or the prefetch was ignored"),
               why);

@@ -26,35 +26,21 @@ namespace {
 constexpr std::size_t count = std::size_t{16} << 20;
 constexpr std::size_t bytes = count * sizeof(std::uint32_t);
 
-// Each call of the walkthrough by the names of its two steps, and what N.2.2.7 says of it on a
-// device with concurrentManagedAccess = 1, for memory attached globally (the default).
+// Each call of the walkthrough by its two steps, and what N.2.2.7 says of it on a device with
+// concurrentManagedAccess = 1, for memory attached globally (the default).
 struct Call {
-    const char* call;     // the call's step
-    const char* read;     // the step after it: the other processor reads the whole buffer
+    CallSteps steps;      // the call's step, and the step after it: the other processor reads
     bool gpu_reaches;     // N.2.2.7 has the GPU reach the managed side (else the CPU)
     bool managed_source;  // the managed buffer is the copy's source (else its destination)
 };
 
 const Call calls[] = {
-    {"cudaMemcpy(pinned, managed, HostToHost)", "a kernel reads the HostToHost source", false,
-     true},
-    {"cudaMemcpy(pinned, managed, HostToDevice)", "a kernel reads the HostToDevice source", false,
-     true},
-    {"cudaMemcpy(managed, pinned, HostToHost)", "a kernel reads the HostToHost destination", false,
-     false},
-    {"cudaMemcpy(managed, pinned, DeviceToHost)", "a kernel reads the DeviceToHost destination",
-     false, false},
-    {"cudaMemcpy(pinned, managed, DeviceToHost)", "the CPU reads the DeviceToHost source", true,
-     true},
-    {"cudaMemcpy(pinned, managed, DeviceToDevice)", "the CPU reads the DeviceToDevice source", true,
-     true},
-    {"cudaMemcpy(managed, pinned, HostToDevice)", "the CPU reads the HostToDevice destination",
-     true, false},
-    {"cudaMemcpy(managed, pinned, DeviceToDevice)", "the CPU reads the DeviceToDevice destination",
-     true, false},
-    {"cudaMemcpy(managed, pinned, Default)", "the CPU reads the Default destination", true, false},
-    {"cudaMemcpy(pinned, managed, Default)", "the CPU reads the Default source", true, true},
-    {"cudaMemset and cudaMemsetAsync(managed)", "the CPU reads what the memsets set", true, false},
+    {out_host_to_host, false, true},  {out_host_to_device, false, true},
+    {in_host_to_host, false, false},  {in_device_to_host, false, false},
+    {out_device_to_host, true, true}, {out_device_to_device, true, true},
+    {in_host_to_device, true, false}, {in_device_to_device, true, false},
+    {in_default, true, false},        {out_default, true, true},
+    {memsets, true, false},
 };
 constexpr std::size_t call_count = sizeof calls / sizeof calls[0];
 
@@ -71,14 +57,15 @@ Counted count_walkthrough(tutorial::UmCounters& counters) {
     c.found = walkthrough(count);
     const std::vector<std::string>& ran = traffic.order();
     for (std::size_t i = 0; i < call_count; ++i) {
-        for (const char* step : {calls[i].call, calls[i].read}) {
-            if (std::find(ran.begin(), ran.end(), step) == ran.end()) {
-                std::fprintf(stderr, "checks: the walkthrough ran no step named \"%s\"\n", step);
+        for (const tutorial::Step& step : {calls[i].steps.call, calls[i].steps.read}) {
+            if (std::find(ran.begin(), ran.end(), step.name) == ran.end()) {
+                std::fprintf(stderr, "checks: the walkthrough ran no step named \"%s\"\n",
+                             step.name);
                 std::exit(1);
             }
         }
-        c.call[i] = traffic.of(calls[i].call);
-        c.read[i] = traffic.of(calls[i].read);
+        c.call[i] = traffic.of(calls[i].steps.call);
+        c.read[i] = traffic.of(calls[i].steps.read);
     }
     return c;
 }
@@ -111,8 +98,9 @@ void print_counts(const Counted& c) {
     tutorial::Table counts(tutorial::um_columns("step"));
     counts.named("counted");
     for (std::size_t i = 0; i < call_count; ++i) {
-        counts.add_row(tutorial::um_cells(calls[i].call, c.call[i]));
-        counts.add_row(tutorial::um_cells(std::string("  then ") + calls[i].read, c.read[i]));
+        counts.add_row(tutorial::um_cells(calls[i].steps.call.name, c.call[i]));
+        counts.add_row(
+            tutorial::um_cells(std::string("  then ") + calls[i].steps.read.name, c.read[i]));
     }
     counts.print();
     std::printf("\n");
@@ -123,7 +111,7 @@ void print_counts(const Counted& c) {
                            {"pages were with"}});
     table.named("pages");
     for (std::size_t i = 0; i < call_count; ++i) {
-        table.add_row({calls[i].call, calls[i].managed_source ? "source" : "destination",
+        table.add_row({calls[i].steps.call.name, calls[i].managed_source ? "source" : "destination",
                        calls[i].gpu_reaches ? "the GPU" : "the CPU",
                        c.read[i].counted ? format("%.0f%%", read_moved(c, i)) : "-",
                        pages_were_with(c, i)});
@@ -153,31 +141,30 @@ Shares shares_of(const Counted& c) {
 }
 
 // The counted claims. `why` is why they cannot be judged here ("" when they can); a step whose
-// records were lost makes them not judged too.
+// records were lost makes them not judged too. A GPU-reached call is one whose managed side
+// N.2.2.7 has the GPU reach (the pages table's "reached by"), a CPU-reached call the others.
 void claim_pages(tutorial::Context& ctx, const Shares& s, std::string why) {
     if (why.empty()) why = s.lost;
     ctx.claim(tutorial::counted_at_least(
                   "gpu_reached_pages_on_gpu",
-                  "after each call whose managed side N.2.2.7 has the GPU reach, the CPU's read "
-                  "pulls the whole buffer back (the pages were on the GPU): the least MiB device "
-                  "to host, as a share of the buffer",
+                  "after each GPU-reached call, a CPU read pulls the buffer back "
+                  "(least MiB device to host, % of the buffer)",
                   s.gpu_reached_read, 90.0, "%",
                   "the pages were in host memory after the call: the GPU reached them where they "
                   "were, or the driver moved them back"),
               why);
     ctx.claim(tutorial::counted_at_least(
                   "cpu_reached_pages_on_host",
-                  "after each call whose managed side N.2.2.7 has the CPU reach, a kernel's read "
-                  "pulls the whole buffer over (the pages were in host memory): the least MiB "
-                  "host to device, as a share of the buffer",
+                  "after each CPU-reached call, a kernel read pulls the buffer over "
+                  "(least MiB host to device, % of the buffer)",
                   s.cpu_reached_read, 90.0, "%",
                   "the pages were in device memory after the call: the GPU did the access, or "
                   "the driver moved them there"),
               why);
     ctx.claim(tutorial::counted_at_least(
                   "gpu_pulls_managed_source",
-                  "a copy whose managed source the GPU reaches pulls the CPU-written pages to the "
-                  "GPU during the copy: the least MiB host to device, as a share of the buffer",
+                  "a GPU-reached copy pulls its CPU-written source over in the call "
+                  "(least MiB host to device, % of the buffer)",
                   s.source_pulled, 90.0, "%",
                   "the copy read the source where it was, in host memory, or the CPU did the "
                   "access"),

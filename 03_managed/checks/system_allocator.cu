@@ -59,7 +59,7 @@ bool claim_system_memory(tutorial::Context& ctx, int pageable_access, int worked
         const bool here = found.on_malloc == 0 && found.on_stack == 0 && found.on_global == 0;
         return ctx.claim(tutorial::documented(
             "system_memory_in_kernels",
-            "pageableMemoryAccess = 1: kernels use malloc, stack and global memory",
+            "at pageableMemoryAccess = 1 kernels use malloc, stack and global memory",
             worked == 3 && here,
             tutorial::format("%d of 3 kinds worked in a child; in this process %d, %d and %d "
                              "values wrong on malloc, stack and global memory",
@@ -71,7 +71,7 @@ bool claim_system_memory(tutorial::Context& ctx, int pageable_access, int worked
     }
     ctx.claim(tutorial::observed(
         "system_memory_in_kernels",
-        "pageableMemoryAccess = 0: a kernel on malloc, stack or global memory fails with "
+        "at pageableMemoryAccess = 0 a kernel on malloc, stack or global memory gets "
         "cudaErrorIllegalAddress",
         faulted == 3, tutorial::format("%d of 3 kinds failed that way", faulted),
         "the attribute at 0 only withholds the promise that a kernel can use such memory; no "

@@ -101,7 +101,8 @@ Counted count_rounds(tutorial::UmCounters& counters) {
     tutorial::Table kib_table(columns);
     kib_table.named("counted");
     for (int k = 1; k < 3; ++k) {
-        for (int s = 0; s < 3; ++s) kib_table.add_row(kib_cells(cases[k].rounds[s], c.steps[k][s]));
+        for (int s = 0; s < 3; ++s)
+            kib_table.add_row(kib_cells(cases[k].rounds[s].name, c.steps[k][s]));
     }
     std::printf(
         "\nThe walkthrough again, %d rounds, with the driver's Unified Memory counters (CUPTI)\n"
@@ -187,8 +188,8 @@ tutorial::Result run_thrash(tutorial::Context& ctx) {
             "shows how prefetching and memory advice avoid the faults.\n\n",
             t.first_us[2], t.first_us[2] / t.first_us[1]);
         ctx.claim(tutorial::at_least("same_page_costs_more",
-                                     "in the first rounds, CPU and GPU writing the same page cost "
-                                     "more per round than writing separate pages",
+                                     "in the first rounds, CPU and GPU writing one page cost more "
+                                     "per round than writing separate pages",
                                      t.first_us[2] / t.first_us[1], 1.5, "x",
                                      "the page did not migrate on each touch: a system where the "
                                      "CPU reaches GPU memory directly "

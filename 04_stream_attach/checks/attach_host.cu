@@ -1,6 +1,6 @@
 // Checks of section attach_host: runs ../attach_host.cu's walkthrough in a child process (where a
 // wrong lesson would end the child, not the section), then in this process, reads stream1's state
-// as the CPU writes y (the step "the CPU writes y") and judges the write.
+// as the CPU writes y (the step cpu_writes_y) and judges the write.
 #include "04_stream_attach/attach_host.cu"
 
 #include "../helpers/attach_rules.hpp"
@@ -13,12 +13,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-namespace {
-
-constexpr const char* write_step = "the CPU writes y";
-
-}  // namespace
 
 // Child role: the walkthrough, where a wrong lesson (the write not allowed after all) would end
 // this process with a signal rather than the section's.
@@ -36,9 +30,10 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
     // In a child first; in this process (where the sanitizers watch) only once the child lived.
     const tutorial::ChildResult child =
         tutorial::run_child("attach_host", {std::to_string(ctx.device)});
-    const bool child_wrote = child.succeeded() &&
-                             tutorial::child_answer(child, write_step) == "cudaErrorNotReady" &&
-                             tutorial::child_answer(child, "x, y after") == "10, 20";
+    const bool child_wrote =
+        child.succeeded() &&
+        tutorial::child_answer(child, cpu_writes_y.name) == "cudaErrorNotReady" &&
+        tutorial::child_answer(child, "x, y after") == "10, 20";
     std::printf("In a child process: it %s, and wrote y while stream1 ran: %s.\n",
                 child.describe().c_str(), child_wrote ? "yes" : "no");
     Found found{0, 0};
@@ -46,7 +41,7 @@ tutorial::Result run_attach_host(tutorial::Context& ctx) {
     if (child.succeeded()) {
         StepWatch watch;
         found = walkthrough();
-        at_write = watch.seen(write_step).stream_at_begin;
+        at_write = watch.seen(cpu_writes_y).stream_at_begin;
         std::printf(
             "In this process: y attached to the host (cudaMemAttachHost), the attach waited "
             "for;\nkernels queued in stream1; cudaStreamQuery(stream1) = %s when the host wrote "

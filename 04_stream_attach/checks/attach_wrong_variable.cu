@@ -20,11 +20,6 @@ using tutorial::Entry;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* write_y_step = "the CPU writes y, still global";
-constexpr const char* queued_step = "cudaStreamAttachMemAsync behind a running kernel";
-constexpr const char* pending_step = "the CPU writes before the queued attach";
-
 // One line per attach call: "<call> -> <what it returned> (allowed|not allowed)".
 void print_answers(const AttachAnswers& a) {
     struct Case {
@@ -108,8 +103,8 @@ std::string answer_name(const ChildResult& child, const std::string& call) {
 }
 
 // A child that ended with a segmentation fault at the CPU write of the step `step`.
-bool faulted_at(const ChildResult& child, const char* step) {
-    return segfaulted(child) && last_step(child) == step;
+bool faulted_at(const ChildResult& child, const tutorial::Step& step) {
+    return segfaulted(child) && last_step(child) == step.name;
 }
 
 // Step 2: what the call accepted and refused, and whether it returned while the kernel queued
@@ -147,7 +142,7 @@ bool judge_rules(tutorial::Context& ctx, const ChildResult& rules) {
         "the cudaStreamAttachMemAsync entry says the length must be 0 or the whole allocation "
         "and names no error for another length"));
     const std::string at_return = tutorial::child_answer(
-        rules, std::string("end of \"") + queued_step + "\": the work before it");
+        rules, std::string("end of \"") + attach_queued.name + "\": the work before it");
     const bool enqueued = at_return == "cudaErrorNotReady";
     ctx.claim(tutorial::documented(
         "attach_enqueued",
@@ -179,7 +174,7 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
     // Where the child ended early, the later steps run in children of their own.
     const ChildResult rules =
         story.succeeded() ? story : tutorial::run_child("attach_rules", {device});
-    const bool pending_in_story = story.succeeded() || last_step(story) == pending_step;
+    const bool pending_in_story = story.succeeded() || last_step(story) == write_pending.name;
     const ChildResult pending =
         pending_in_story ? story : tutorial::run_child("attach_pending", {device});
     if (!story.succeeded()) {
@@ -196,7 +191,7 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
         concurrent ? "Here any managed memory may be shared concurrently, so\n"
                      "every write works; the same code crashes on Windows, WSL or Jetson."
                    : "Here that is what the children show.");
-    const bool first = faulted_at(story, write_y_step);
+    const bool first = faulted_at(story, write_y);
     ctx.claim(tutorial::documented("wrong_variable_faults",
                                    "with only x attached, the CPU writing y during the kernel is "
                                    "a segmentation fault",
@@ -207,11 +202,10 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
                                          "x stream1", "会"}),
               attach_rule_not_judged(concurrent));
     const bool rules_right = judge_rules(ctx, rules);
-    const bool third = faulted_at(pending, pending_step);
+    const bool third = faulted_at(pending, write_pending);
     ctx.claim(tutorial::documented("queued_attach_write_faults",
-                                   "an attach queued behind a running kernel takes effect only "
-                                   "when the kernel ends: until then a CPU write to the globally "
-                                   "visible data is a segmentation fault",
+                                   "while an attach waits behind a kernel, a CPU write to the "
+                                   "still global data is a segmentation fault",
                                    third, "the child " + pending.describe(),
                                    "the attach took effect at once instead of in stream order",
                                    Entry{"Runtime API reference: cudaStreamAttachMemAsync",

@@ -15,11 +15,6 @@
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* first_kernel = "a kernel writes i";
-constexpr const char* callback_step = "cudaLaunchHostFunc: the callback checks i, writes 2 * i";
-constexpr const char* last_kernel = "a kernel writes 3 * i";
-constexpr const char* sleep_step = "the host thread sleeps until the callback signals";
 constexpr double hold_ms = 100.0;
 
 // What each side saw, and what the cudaLaunchHostFunc entry promises about it.
@@ -63,8 +58,8 @@ tutorial::Result run_host_callback(tutorial::Context& ctx) {
     watch.hold(first_kernel, hold_ms);
     watch.hold(last_kernel, hold_ms);
     const Found found = walkthrough();
-    const StepWatch::Seen queued = watch.seen(callback_step);
-    const StepWatch::Seen slept = watch.seen(sleep_step);
+    const StepWatch::Seen queued = watch.seen(callback_queued);
+    const StepWatch::Seen slept = watch.seen(host_sleeps);
     print_seen(found, queued, slept, concurrent);
     const bool in_order = found.wrong_in_callback == 0 && found.wrong_after == 0;
     ctx.claim(

@@ -18,8 +18,6 @@
 namespace {
 
 constexpr long long expected_sum = static_cast<long long>(count) * (count - 1) / 2;
-constexpr const char* host_step = "the constructor fills a host-attached Table";
-constexpr const char* global_step = "the constructor fills a global Table";
 
 // Whether the other stream's kernel ran throughout the step: busy as it began, and the work
 // queued before the step still unfinished as it ended.
@@ -39,7 +37,7 @@ int child_construct_global(const std::vector<std::string>& args) {
     StepWatch watch(true);
     const long long total = build_during_foreign_kernel(device, cudaMemAttachGlobal);
     std::printf("the other kernel ran throughout the constructor -> %s\n",
-                ran_throughout(watch.seen(global_step)) ? "yes" : "no");
+                ran_throughout(watch.seen(fill_global_table)) ? "yes" : "no");
     std::printf("the Table built without the flag summed -> %lld\n", total);
     return total == expected_sum ? 0 : 3;
 }
@@ -49,7 +47,7 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
         tutorial::device_attribute(ctx.device, cudaDevAttrConcurrentManagedAccess) == 1;
     StepWatch watch;
     const Found found = walkthrough(ctx.device);
-    const bool overlapped = ran_throughout(watch.seen(host_step));
+    const bool overlapped = ran_throughout(watch.seen(fill_host_table));
     std::printf(
         "1. A component thread builds a Table (cudaMallocManaged with cudaMemAttachHost, then\n"
         "   the constructor fills it on the CPU) while another stream's kernel runs:\n"
@@ -88,8 +86,8 @@ tutorial::Result run_modular(tutorial::Context& ctx) {
     // Where concurrentManagedAccess = 0 the Guide leaves this access unspecified: what the driver
     // did is shown, and the verdict does not rest on it. Where it is 1 the child must work.
     ctx.claim(tutorial::observed("without_flag_faults",
-                                 "without cudaMemAttachHost, filling the new allocation while "
-                                 "another stream's kernel runs is a segmentation fault",
+                                 "without cudaMemAttachHost, filling new memory during another "
+                                 "stream's kernel is a segmentation fault",
                                  segfaulted(child), "the child " + child.describe(),
                                  "the Guide (N.2.2.1) leaves memory allocated while the GPU is "
                                  "active unspecified until more work is launched or the GPU "

@@ -18,8 +18,6 @@ using tutorial::Prediction;
 
 namespace {
 
-constexpr const char* two_kernels = "two 50 ms kernels in two streams";
-
 // The walkthrough, with the two kernels timed: the events of its step, in the legacy default
 // stream, bracket the work of both blocking streams.
 Found run_timed(int device, double& together_ms) {

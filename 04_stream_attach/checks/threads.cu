@@ -16,12 +16,6 @@ namespace {
 
 constexpr int threads = 4;
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* alone_step = "one task alone";
-constexpr const char* own_step = "a stream per thread";
-constexpr const char* per_thread_step = "cudaStreamPerThread";
-constexpr const char* legacy_step = "the legacy stream";
-
 // Medians over `runs` walkthroughs of each way's wall time: from the moment the threads' loops
 // start together to the moment the last one ends (host time).
 struct Medians {
@@ -31,9 +25,8 @@ struct Medians {
 Medians time_rounds(int device, int runs, bool legacy_runs, int& wrong) {
     tutorial::StepTimes times;
     for (int r = 0; r < runs; ++r) wrong += walkthrough(device, threads).wrong;
-    return {times.median_host_ms(alone_step), times.median_host_ms(own_step),
-            times.median_host_ms(per_thread_step),
-            legacy_runs ? times.median_host_ms(legacy_step) : 0.0};
+    return {times.median_host_ms(alone), times.median_host_ms(own_streams),
+            times.median_host_ms(per_thread), legacy_runs ? times.median_host_ms(legacy) : 0.0};
 }
 
 void print_times(const Medians& m, bool legacy_runs) {

@@ -4,17 +4,18 @@
 //
 //   StepWatch watch;                      // watches every step from here on
 //   const Found found = walkthrough();
-//   watch.seen("the CPU writes y").stream_at_begin   // cudaErrorNotReady: the kernel still ran
+//   watch.seen(cpu_writes_y).stream_at_begin   // cudaErrorNotReady: the kernel still ran
 //
 // As a step begins: cudaStreamQuery of its stream, and an event recorded there (it completes when
 // the work queued before the step has). As it ends: whether that event had completed, whether the
 // event recorded at the end of the step before it had (the work of that step), and the host time
-// the step took. `hold(name, ms)`: the step of that name begins by queuing a busy kernel of `ms`
-// on its stream, so that the work it queues is surely still running when the host goes on (the
-// order the reference promises is then seen, not a race that the host happened to win).
+// the step took. `hold(step, ms)`: that step (the lesson's constant) begins by queuing a busy
+// kernel of `ms` on its stream, so that the work it queues is surely still running when the host
+// goes on (the order the reference promises is then seen, not a race that the host happened to
+// win).
 // `print` (in a child process): a line per step, flushed at once, so that the parent can tell
 // from the child's output how far it got before it ended:
-//   step "the CPU writes y": its stream -> cudaErrorNotReady
+//   step "the CPU writes y while stream1 runs": its stream -> cudaErrorNotReady
 #pragma once
 
 #include "common/busy.hpp"
@@ -47,7 +48,7 @@ public:
     StepWatch(const StepWatch&) = delete;
     StepWatch& operator=(const StepWatch&) = delete;
 
-    void hold(const std::string& name, double ms) { holds_[name] = ms; }
+    void hold(const tutorial::Step& step, double ms) { holds_[step.name] = ms; }
 
     void begin(const char* name, cudaStream_t stream) override {
         open_ = name;
@@ -82,9 +83,9 @@ public:
         }
     }
 
-    // What was seen at the step of that name (the last time it ran); `ran` is false if never.
-    Seen seen(const std::string& name) const {
-        const auto found = seen_.find(name);
+    // What was seen at that step (the last time it ran); `ran` is false if never.
+    Seen seen(const tutorial::Step& step) const {
+        const auto found = seen_.find(step.name);
         return found == seen_.end() ? Seen{} : found->second;
     }
 

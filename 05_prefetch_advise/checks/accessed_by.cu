@@ -21,17 +21,6 @@ using tutorial::format;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them: [hint][write, CPU read, append].
-const char* const appendix_steps[2][3] = {
-    {"no advice: write<<<...>>>", "no advice: the CPU reads every value",
-     "no advice: append<<<...>>>"},
-    {"AccessedBy(host): write<<<...>>>", "AccessedBy(host): the CPU reads every value",
-     "AccessedBy(host): append<<<...>>>"},
-};
-constexpr const char* unadvised_gpu_read = "no advice: a kernel reads CPU-written pages";
-constexpr const char* mapped_read = "AccessedBy(GPU): a kernel reads CPU-written pages";
-constexpr const char* mapped_again = "AccessedBy(GPU): the kernel again";
-
 // Medians over the rounds, [hint][write, read, append]: the kernels by their events, the CPU's
 // read by the host's clock.
 struct Medians {
@@ -48,9 +37,9 @@ Medians time_rounds(int n, int device, int runs, Found& found) {
     }
     Medians m{};
     for (int hint = 0; hint < 2; ++hint) {
-        m.ms[hint][0] = times.median_ms(appendix_steps[hint][0]);
-        m.ms[hint][1] = times.median_host_ms(appendix_steps[hint][1]);
-        m.ms[hint][2] = times.median_ms(appendix_steps[hint][2]);
+        m.ms[hint][0] = times.median_ms(kernel_writes[hint]);
+        m.ms[hint][1] = times.median_host_ms(cpu_reads[hint]);
+        m.ms[hint][2] = times.median_ms(kernel_appends[hint]);
     }
     return m;
 }
@@ -100,8 +89,7 @@ void claim_times(tutorial::Context& ctx, const Medians& m, int direct, const std
               direct ? small : not_direct);
     ctx.claim(tutorial::at_most("hint_spares_nothing",
                                 "without direct host access the hint does not make the append "
-                                "several times cheaper, as it would if the pages had stayed on "
-                                "the GPU (append without / with)",
+                                "several times cheaper (without / with)",
                                 m.ms[0][2] / m.ms[1][2], 3.0, "x",
                                 "the hint kept the pages on the GPU after all: does the CPU reach "
                                 "GPU memory in place here (a coherent link)?")
@@ -137,11 +125,11 @@ std::string why_pages_may_move(const std::string& coherent, const std::string& s
 void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                    const tutorial::StepTraffic& traffic, std::size_t bytes, int direct,
                    const std::string& coherent) {
-    const tutorial::UmTraffic& read = traffic.of(appendix_steps[1][1]);
-    const tutorial::UmTraffic& append = traffic.of(appendix_steps[1][2]);
-    const tutorial::UmTraffic& plain = traffic.of(unadvised_gpu_read);
-    const tutorial::UmTraffic& mapped1 = traffic.of(mapped_read);
-    const tutorial::UmTraffic& mapped2 = traffic.of(mapped_again);
+    const tutorial::UmTraffic& read = traffic.of(cpu_reads[1]);
+    const tutorial::UmTraffic& append = traffic.of(kernel_appends[1]);
+    const tutorial::UmTraffic& plain = traffic.of(gpu_reads[0]);
+    const tutorial::UmTraffic& mapped1 = traffic.of(gpu_reads[1]);
+    const tutorial::UmTraffic& mapped2 = traffic.of(gpu_reads_again);
     const std::string is_direct = "directManagedMemAccessFromHost = 1 here";
     const std::string not_direct = "directManagedMemAccessFromHost = 0 here";
     const auto when = [&](bool wanted, const tutorial::UmTraffic& step, const std::string& hw) {
@@ -163,8 +151,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               when(true, append, tiny_share(bytes)));
     ctx.claim(tutorial::counted_at_least(
                   "cpu_read_migrates",
-                  "without direct host access, the hint or not, the CPU's read migrates the "
-                  "pages to the host (with the hint: MiB device to host, % of the buffer)",
+                  "without direct host access, a CPU read migrates the hinted pages (MiB device to "
+                  "host, % of the buffer)",
                   percent_of(read.dtoh.total, bytes), 90.0, "%",
                   "the CPU read GPU memory in place after all (a coherent link?)"),
               when(false, read, coherent));
@@ -184,8 +172,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               why_not_counted(counters, {&plain}, coherent));
     ctx.claim(tutorial::counted_at_most(
                   "mapped_pages_stay",
-                  "with AccessedBy(GPU), two kernel reads leave the pages on the host: at most a "
-                  "tenth of them moves (MiB host to device, % of the buffer)",
+                  "with AccessedBy(GPU), two kernel reads leave the pages on the host (MiB host to "
+                  "device, % of the buffer)",
                   percent_of(mapped1.htod.total + mapped2.htod.total, bytes), 10.0, "%",
                   "the GPU's faults migrated the pages instead of reading them through the "
                   "advice's mapping"),

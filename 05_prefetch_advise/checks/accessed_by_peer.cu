@@ -21,13 +21,6 @@ using tutorial::format;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them: [advise][GPU 0 reads, again, GPU 1 reads].
-const char* const read_steps[2][3] = {
-    {"no advice: GPU 0 reads", "no advice: GPU 0 reads again", "no advice: then GPU 1 reads"},
-    {"AccessedBy(GPU 0): GPU 0 reads", "AccessedBy(GPU 0): GPU 0 reads again",
-     "AccessedBy(GPU 0): then GPU 1 reads"},
-};
-
 // Medians over the rounds, by events: [advise][first, second, owner].
 struct Medians {
     double ms[2][3] = {};
@@ -44,7 +37,7 @@ Medians time_rounds(std::size_t bytes, int runs, Found& found) {
     Medians m;
     for (int advise = 0; advise < 2; ++advise) {
         for (int read = 0; read < 3; ++read) {
-            m.ms[advise][read] = times.median_ms(read_steps[advise][read]);
+            m.ms[advise][read] = times.median_ms(reads[advise][read]);
         }
     }
     return m;
@@ -71,7 +64,7 @@ std::string why_pages_moved(std::size_t bytes, const Medians& m, Found& found) {
     print_traffic(counters, traffic, tutorial::format_bytes(counted));
     std::uint64_t moved = 0;
     for (int read = 0; read < 2; ++read) {
-        const tutorial::UmTraffic& t = traffic.of(read_steps[1][read]);
+        const tutorial::UmTraffic& t = traffic.of(reads[1][read]);
         moved += t.dtod.total + t.htod.total;
     }
     if (moved * 10 <= counted) return "";
@@ -100,8 +93,8 @@ void claim_times(tutorial::Context& ctx, const Medians& m, std::size_t bytes,
                   }),
               not_judged);
     ctx.claim(tutorial::at_least("faults_move_data",
-                                 "without advice the first read moves the data to GPU 0: its "
-                                 "second read is much faster (first / second)",
+                                 "without advice GPU 0's first read moves the data over, so its "
+                                 "second is much faster (first / second)",
                                  m.ms[0][0] / m.ms[0][1], 3.0, "x",
                                  "the driver mapped the pages remotely instead of migrating them")
                   .again([&] {
@@ -110,9 +103,8 @@ void claim_times(tutorial::Context& ctx, const Medians& m, std::size_t bytes,
                   }),
               not_judged);
     ctx.claim(tutorial::at_least("data_stays_on_owner",
-                                 "with AccessedBy the data stays on GPU 1: GPU 1 reads it "
-                                 "afterwards much faster than it does after GPU 0 took the pages "
-                                 "(without / with)",
+                                 "with AccessedBy the pages stay on GPU 1, and its later read is "
+                                 "much faster (without / with)",
                                  m.ms[0][2] / m.ms[1][2], 3.0, "x",
                                  "the pages migrated to GPU 0 despite the advice")
                   .again([&] {

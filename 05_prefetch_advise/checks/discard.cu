@@ -28,18 +28,8 @@ using tutorial::format;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them: [to the GPU, to the CPU][way].
+// The lesson's moves, moves[to the GPU, to the CPU][way], and each way's name in the table.
 constexpr int ways = 4;
-const char* const way_steps[2][ways] = {
-    {"to the GPU: cudaMemPrefetchAsync (live data)",
-     "to the GPU: cudaMemDiscardBatchAsync + the prefetch",
-     "to the GPU: cudaMemDiscardAndPrefetchBatchAsync",
-     "to the GPU: a prefetch of a new allocation"},
-    {"to the CPU: cudaMemPrefetchAsync (live data)",
-     "to the CPU: cudaMemDiscardBatchAsync + the prefetch",
-     "to the CPU: cudaMemDiscardAndPrefetchBatchAsync",
-     "to the CPU: a prefetch of a new allocation"},
-};
 const char* const way_names[ways] = {"cudaMemPrefetchAsync (live data)",
                                      "cudaMemDiscardBatchAsync + the prefetch",
                                      "cudaMemDiscardAndPrefetchBatchAsync",
@@ -62,7 +52,7 @@ Moves time_rounds(std::size_t bytes, int device, int runs, Partial& p) {
     }
     Moves m;
     for (int side = 0; side < 2; ++side) {
-        for (int way = 0; way < ways; ++way) m.ms[side][way] = times.median_ms(way_steps[side][way]);
+        for (int way = 0; way < ways; ++way) m.ms[side][way] = times.median_ms(moves[side][way]);
     }
     return m;
 }
@@ -205,9 +195,9 @@ void claim_lessons(tutorial::Context& ctx, const Moves& m, const Partial& p,
 // The counted claims: a live prefetch copies the buffer, one after a discard does not.
 void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                    const tutorial::StepTraffic& traffic, std::size_t bytes) {
-    const tutorial::UmTraffic& live = traffic.of(way_steps[0][0]);
-    const tutorial::UmTraffic& two_calls = traffic.of(way_steps[0][1]);
-    const tutorial::UmTraffic& one_call = traffic.of(way_steps[0][2]);
+    const tutorial::UmTraffic& live = traffic.of(moves[0][0]);
+    const tutorial::UmTraffic& two_calls = traffic.of(moves[0][1]);
+    const tutorial::UmTraffic& one_call = traffic.of(moves[0][2]);
     std::printf(
         "\nTo the GPU, the discarded pages are placed without their data. The rows to the CPU\n"
         "show what this driver moved there after a discard; they are not judged: the entry\n"
@@ -222,8 +212,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
     const std::uint64_t after_discard = std::max(two_calls.htod.total, one_call.htod.total);
     ctx.claim(tutorial::counted_at_most(
                   "discarded_not_copied",
-                  "after a discard, the prefetch to the GPU copies at most half of it, either way "
-                  "it is asked (MiB host to device, the larger of the two, % of the buffer)",
+                  "after a discard, neither way of prefetching copies over half (MiB host to "
+                  "device, % of the buffer)",
                   percent_of(after_discard, bytes), 50.0, "%",
                   "the driver copied the discarded pages' data all the same"),
               why_not_counted(counters, {&two_calls, &one_call}));

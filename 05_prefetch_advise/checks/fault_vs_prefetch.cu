@@ -18,15 +18,6 @@ using tutorial::format;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* faulting_read = "a kernel reads, pages fault in";
-constexpr const char* prefetch_there = "cudaMemPrefetchAsync to the GPU";
-constexpr const char* resident_read = "the kernel reads resident pages";
-constexpr const char* pinned_copy = "cudaMemcpy pinned -> device";
-constexpr const char* faulting_cpu_read = "the CPU reads, pages fault back";
-constexpr const char* prefetch_home = "cudaMemPrefetchAsync to the host";
-constexpr const char* resident_cpu_read = "the CPU reads resident pages";
-
 // Medians over `runs` walkthroughs: GPU steps by their events, CPU reads by the host's clock.
 struct Medians {
     double faults_ms, prefetch_ms, resident_ms, copy_ms;
@@ -42,25 +33,28 @@ Medians time_rounds(std::size_t bytes, int device, int runs, std::size_t& wrong)
             times.median_host_ms(resident_cpu_read)};
 }
 
+// Each row: the lesson's step, by its number in the walkthrough ("then": the step after it).
 void print_times(std::size_t bytes, const Medians& m) {
-    const auto row = [&](tutorial::Table& table, const char* what, double ms) {
-        table.add_row({what, format("%.2f", ms), format("%.1f", tutorial::gb_per_s(bytes, ms))});
+    const auto row = [&](tutorial::Table& table, const char* number, const tutorial::Step& step,
+                         double ms) {
+        table.add_row({format("%s %s", number, step.name), format("%.2f", ms),
+                       format("%.1f", tutorial::gb_per_s(bytes, ms))});
     };
     tutorial::Table there(
         {{"to the GPU"}, {"ms", tutorial::Align::right}, {"GB/s", tutorial::Align::right}});
     there.named("to_gpu");
-    row(there, "2. a kernel reads, pages fault in", m.faults_ms);
-    row(there, "3. cudaMemPrefetchAsync to the GPU", m.prefetch_ms);
-    row(there, "   then the kernel reads resident pages", m.resident_ms);
-    row(there, "4. cudaMemcpy pinned -> device (baseline)", m.copy_ms);
+    row(there, "2.", faulting_read, m.faults_ms);
+    row(there, "3.", prefetch_there, m.prefetch_ms);
+    row(there, "   then", resident_read, m.resident_ms);
+    row(there, "4.", pinned_copy, m.copy_ms);
     there.print();
     std::printf("\n");
     tutorial::Table back(
         {{"back to the CPU"}, {"ms", tutorial::Align::right}, {"GB/s", tutorial::Align::right}});
     back.named("to_cpu");
-    row(back, "5. the CPU reads, pages fault back", m.cpu_faults_ms);
-    row(back, "6. cudaMemPrefetchAsync to the host", m.prefetch_home_ms);
-    row(back, "   then the CPU reads resident pages", m.cpu_resident_ms);
+    row(back, "5.", faulting_cpu_read, m.cpu_faults_ms);
+    row(back, "6.", prefetch_home, m.prefetch_home_ms);
+    row(back, "   then", resident_cpu_read, m.cpu_resident_ms);
     back.print();
 }
 
@@ -73,14 +67,7 @@ Counted count_steps(tutorial::UmCounters& counters, std::size_t bytes, int devic
                     std::size_t& wrong) {
     tutorial::StepTraffic traffic(counters);
     wrong += walkthrough(bytes, device).wrong;
-    tutorial::Table table(tutorial::um_columns("step"));
-    table.named("counted");
-    for (const std::string& name : traffic.order())
-        table.add_row(tutorial::um_cells(name, traffic.of(name)));
-    std::printf("\nWhat the driver moved in each step, %s (its Unified Memory counters):\n",
-                tutorial::format_bytes(bytes).c_str());
-    std::printf("%s\n", counters.control_line().c_str());
-    table.print();
+    print_traffic(counters, traffic, tutorial::format_bytes(bytes));
     return {traffic.of(faulting_read),     traffic.of(prefetch_there),
             traffic.of(resident_read),     traffic.of(faulting_cpu_read),
             traffic.of(prefetch_home),     traffic.of(resident_cpu_read)};
@@ -100,7 +87,7 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               why(c.faulting, coherent));
     ctx.claim(tutorial::counted_at_least(
                   "by_page_faults",
-                  "...by page faults: the GPU faulted while that kernel ran (GPU page faults)",
+                  "...by page faults the GPU took while that kernel ran (GPU page faults)",
                   double(c.faulting.gpu_page_faults), 1.0, "",
                   "the pages were moved before the kernel needed them"),
               why(c.faulting, coherent));
@@ -139,8 +126,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
 void claim_times(tutorial::Context& ctx, const Medians& m, const std::string& coherent,
                  const std::string& small, const std::function<Medians()>& again) {
     ctx.claim(tutorial::at_least("prefetch_beats_faults",
-                                 "a prefetch to the GPU is several times faster than the "
-                                 "kernel's page faults (fault time / prefetch time)",
+                                 "a prefetch to the GPU is several times faster than the kernel's "
+                                 "page faults (fault / prefetch time)",
                                  m.faults_ms / m.prefetch_ms, 2.0, "x",
                                  "the faults were cheap here: a system where the GPU reaches "
                                  "host memory without migrating (pageableMemoryAccess, a "

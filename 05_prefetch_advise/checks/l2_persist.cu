@@ -105,7 +105,7 @@ void print_table(const Measured& m, double peak_gbps) {
         const Way w = static_cast<Way>(way);
         const bool table_only = w == table_alone;
         const double lookups = table_only ? m.ms[w] : lookups_ms(m, w);
-        table.add_row({way_step[way], format("%.4f", m.ms[way]),
+        table.add_row({way_step[way].name, format("%.4f", m.ms[way]),
                        w == stream_alone ? "-" : format("%.4f", lookups),
                        w == stream_alone ? "-"
                                          : format("%.1f", static_cast<double>(f.lookups) /
@@ -179,8 +179,8 @@ tutorial::Result run_l2_persist(tutorial::Context& ctx) {
     };
     ctx.claim(tutorial::at_least(
                   "stream_window_faster",
-                  "with the stream's window on the hot table its lookups cost less (time above "
-                  "the stream alone: no window / window)",
+                  "the stream's window on the hot table makes its lookups cost less (lookup time, "
+                  "no window / window)",
                   lookups_ratio(m, no_window, stream_window), 1.3, "x",
                   "the table stayed in L2 without the window too, or its lines did not persist "
                   "with it")
@@ -188,8 +188,8 @@ tutorial::Result run_l2_persist(tutorial::Context& ctx) {
               why_not);
     ctx.claim(tutorial::at_least(
                   "graph_needs_node_window",
-                  "a graph captured with no window does not take the stream's: the window on its "
-                  "kernel node makes its lookups cost less (stream's window only / node's window)",
+                  "a captured graph's lookups cost less with the window on its kernel node (lookup "
+                  "time, stream's / node's)",
                   lookups_ratio(m, graph_as_captured, graph_node_window), 1.3, "x",
                   "the graph's kernel ran with the stream's window after all")
                   .again(again(graph_as_captured, graph_node_window)),

@@ -25,10 +25,6 @@ namespace {
 constexpr int no_advice_gpu = 0, host_preferred = 1, host_preferred_prefetch = 2;
 constexpr int gpu_preferred = 4, cpu_only = 6;
 
-std::string step_of(const Found& f, int c, const char* which) {
-    return std::string(f.cases[c].name) + ": " + which;
-}
-
 // Each case's reads in GB/s, medians over the rounds: by events where a kernel reads, by the
 // host's clock where the CPU does; `after` is the kernel read after the CPU's two (0 where the
 // GPU read).
@@ -44,16 +40,14 @@ Rates time_rounds(std::size_t bytes, int device, int runs, Found& found, std::si
     }
     Rates rates;
     for (int c = 0; c < case_count; ++c) {
-        const bool gpu = c <= host_preferred_prefetch;  // the first three cases: a kernel reads
-        const auto ms = [&](const char* which) {
-            const std::string step = step_of(found, c, which);
+        const bool gpu = cases[c].gpu_reads;  // the first three cases: a kernel reads
+        const auto ms = [&](const tutorial::Step& step) {
             return gpu ? times.median_ms(step) : times.median_host_ms(step);
         };
-        rates.first[c] = tutorial::gb_per_s(bytes, ms("the 1st read"));
-        rates.second[c] = tutorial::gb_per_s(bytes, ms("the 2nd read"));
+        rates.first[c] = tutorial::gb_per_s(bytes, ms(cases[c].first_read));
+        rates.second[c] = tutorial::gb_per_s(bytes, ms(cases[c].second_read));
         if (!gpu) {
-            rates.after[c] =
-                tutorial::gb_per_s(bytes, times.median_ms(step_of(found, c, "then a kernel reads")));
+            rates.after[c] = tutorial::gb_per_s(bytes, times.median_ms(cases[c].kernel_after));
         }
     }
     return rates;
@@ -105,15 +99,14 @@ std::string tiny_share(std::size_t bytes) {
 
 // The counted claims: which reads moved the pages, where the counters can be read.
 void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
-                   const tutorial::StepTraffic& traffic, const Found& f, std::size_t bytes,
+                   const tutorial::StepTraffic& traffic, std::size_t bytes,
                    const std::string& coherent, const std::string& cpu_maps_gpu) {
-    const tutorial::UmTraffic& plain = traffic.of(step_of(f, no_advice_gpu, "the 1st read"));
-    const tutorial::UmTraffic& mapped1 = traffic.of(step_of(f, host_preferred, "the 1st read"));
-    const tutorial::UmTraffic& mapped2 = traffic.of(step_of(f, host_preferred, "the 2nd read"));
-    const tutorial::UmTraffic& prefetch =
-        traffic.of(step_of(f, host_preferred_prefetch, "the prefetch"));
-    const tutorial::UmTraffic& cpu1 = traffic.of(step_of(f, gpu_preferred, "the 1st read"));
-    const tutorial::UmTraffic& cpu2 = traffic.of(step_of(f, gpu_preferred, "the 2nd read"));
+    const tutorial::UmTraffic& plain = traffic.of(cases[no_advice_gpu].first_read);
+    const tutorial::UmTraffic& mapped1 = traffic.of(cases[host_preferred].first_read);
+    const tutorial::UmTraffic& mapped2 = traffic.of(cases[host_preferred].second_read);
+    const tutorial::UmTraffic& prefetch = traffic.of(cases[host_preferred_prefetch].prefetched);
+    const tutorial::UmTraffic& cpu1 = traffic.of(cases[gpu_preferred].first_read);
+    const tutorial::UmTraffic& cpu2 = traffic.of(cases[gpu_preferred].second_read);
     std::printf(
         "\nIn the counts: with the host preferred, the kernel's faults map the pages where they\n"
         "are instead of moving them; without advice the same read moves the buffer; a prefetch\n"
@@ -128,8 +121,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               why_not_counted(counters, {&plain}, coherent));
     ctx.claim(tutorial::counted_at_most(
                   "host_preferred_stays",
-                  "with the host preferred, two kernel reads leave the pages on the host: at most "
-                  "a tenth of them moves (MiB host to device, % of the buffer)",
+                  "with the host preferred, two kernel reads leave the pages on the host (MiB host "
+                  "to device, % of the buffer)",
                   percent_of(mapped1.htod.total + mapped2.htod.total, bytes), 10.0, "%",
                   "the GPU's faults migrated the pages instead of mapping them"),
               why_not_counted(counters, {&mapped1, &mapped2},
@@ -143,8 +136,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               why_not_counted(counters, {&prefetch}));
     ctx.claim(tutorial::counted_at_least(
                   "cpu_read_brings_home",
-                  "with the GPU preferred, a CPU read still brings the pages to the host (MiB "
-                  "device to host, % of the buffer)",
+                  "with the GPU preferred, the CPU's read still moves the pages (MiB device to "
+                  "host, % of the buffer)",
                   percent_of(cpu1.dtoh.total, bytes), 90.0, "%",
                   "the CPU read GPU memory in place, and the pages stayed on the GPU"),
               why_not_counted(counters, {&cpu1}, cpu_maps_gpu));
@@ -196,9 +189,8 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         bytes, std::size_t{4} << 20, "a read of a few pages is mostly launch and fault overhead");
     ctx.claim(tutorial::at_least(
                   "host_preferred_reads_remote",
-                  "with the host preferred, every GPU read crosses the link: its second read is "
-                  "much slower than a second read without advice (2nd read without advice / "
-                  "with the host preferred)",
+                  "with the host preferred, a second GPU read still crosses the link, far slower "
+                  "(GB/s, no advice / advice)",
                   r.second[no_advice_gpu] / r.second[host_preferred], 5.0, "x",
                   "the pages migrated to the GPU after all, or the GPU reads host memory as fast "
                   "as its own (a coherent CPU-GPU link)")
@@ -221,7 +213,7 @@ tutorial::Result run_preferred_location(tutorial::Context& ctx) {
         const Found f = walkthrough(counted, ctx.device);
         for (const Seen& seen : f.cases) wrong += seen.wrong;
         print_traffic(counters, traffic, tutorial::format_bytes(counted));
-        claim_counted(ctx, counters, traffic, f, counted, coherent, cpu_maps_gpu);
+        claim_counted(ctx, counters, traffic, counted, coherent, cpu_maps_gpu);
     }
     return ctx.verdict(wrong == 0,
                        "every read, GPU or CPU, first or second, returned the sum of "

@@ -58,11 +58,11 @@ Medians time_rounds(std::size_t count, int device, int runs, Recorded& rec) {
     }
     Medians m;
     for (int w = 0; w < ways; ++w) {
-        m.done_ms[w] = times.median_host_ms(way_steps[w]);
-        m.read_ms[w] = times.median_ms(read_steps[w]);
+        m.done_ms[w] = times.median_host_ms(prefetching[w]);
+        m.read_ms[w] = times.median_ms(reading[w]);
     }
-    for (int w = 0; w < 2; ++w) m.again_ms[w] = times.median_host_ms(again_steps[w]);
-    m.cpu_half_read_ms = times.median_ms("the CPU half: a kernel reads it");
+    for (int w = 0; w < 2; ++w) m.again_ms[w] = times.median_host_ms(again_in_place[w]);
+    m.cpu_half_read_ms = times.median_ms(cpu_half_read);
     return m;
 }
 
@@ -74,7 +74,7 @@ void print_ways(const Medians& m, const Recorded& rec, std::size_t count) {
                            {"then a read ms", tutorial::Align::right},
                            {"recorded: GPU, CPU", tutorial::Align::right}});
     for (int w = 0; w < ways; ++w) {
-        table.add_row({way_steps[w], format("%.2f", m.done_ms[w]),
+        table.add_row({prefetching[w].name, format("%.2f", m.done_ms[w]),
                        format("%.1f", 1000 * m.done_ms[w] / count),
                        w < 2 ? format("%.2f", m.again_ms[w]) : "-", format("%.3f", m.read_ms[w]),
                        format("%zu, %zu", rec.placed[w], rec.on_cpu[w])});
@@ -110,8 +110,8 @@ void claim_times(tutorial::Context& ctx, const Medians& m,
                       return n.done_ms[loop] / n.done_ms[batch];
                   }));
     ctx.claim(tutorial::at_least("cost_per_range",
-                                 "the cost is per range: one prefetch of the covering span, twice "
-                                 "the bytes, beats the batch (batch / span)",
+                                 "one prefetch of the covering span, twice the bytes, beats the "
+                                 "batch, which pays per range (batch / span)",
                                  m.done_ms[batch] / m.done_ms[span], 3.0, "x",
                                  "the driver merged the ranges")
                   .again([&] {
@@ -119,8 +119,8 @@ void claim_times(tutorial::Context& ctx, const Medians& m,
                       return n.done_ms[batch] / n.done_ms[span];
                   }));
     ctx.claim(tutorial::at_least("batch_pays_in_place",
-                                 "with every range already in place the batch still pays per "
-                                 "range, and the loop is faster (batch / loop)",
+                                 "with every range in place, the batch still pays per range and "
+                                 "the loop beats it (batch / loop)",
                                  m.again_ms[batch] / m.again_ms[loop], 2.0, "x",
                                  "the batch call skips ranges that are already in place")
                   .again([&] {
@@ -134,11 +134,11 @@ void claim_times(tutorial::Context& ctx, const Medians& m,
 void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
                    const tutorial::StepTraffic& traffic, std::size_t count) {
     const std::size_t asked = count * range_bytes;
-    const tutorial::UmTraffic& batched = traffic.of(way_steps[batch]);
-    const tutorial::UmTraffic* reads[ways] = {&traffic.of(read_steps[loop]),
-                                              &traffic.of(read_steps[batch]),
-                                              &traffic.of(read_steps[span])};
-    const tutorial::UmTraffic& split = traffic.of("one batch: half to the GPU, half to the CPU");
+    const tutorial::UmTraffic& batched = traffic.of(prefetching[batch]);
+    const tutorial::UmTraffic* reads[ways] = {&traffic.of(reading[loop]),
+                                              &traffic.of(reading[batch]),
+                                              &traffic.of(reading[span])};
+    const tutorial::UmTraffic& split = traffic.of(split_batch);
     std::printf(
         "\nThe batch moves what its ranges hold and nothing between them, where the span's\n"
         "prefetch moves the gaps too; after any of the three, a kernel finds every range in\n"
@@ -252,8 +252,8 @@ tutorial::Result run_prefetch_batch(tutorial::Context& ctx) {
         rec.placed[loop] == count && rec.placed[batch] == count && rec.misrecorded == 0;
     ctx.claim(tutorial::documented(
         "last_location_recorded",
-        "LastPrefetchLocation names where each range was last sent, after the loop, the batch "
-        "and the split batch",
+        "LastPrefetchLocation names where each range was last sent, after the loop, batch and "
+        "split batch",
         recorded,
         format("loop %zu, batch %zu, split batch %zu of %zu ranges", rec.placed[loop],
                rec.placed[batch], count - rec.misrecorded, count),

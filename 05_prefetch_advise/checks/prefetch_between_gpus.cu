@@ -33,10 +33,8 @@ Medians time_walkthrough(std::size_t bytes, int rounds, Found& found) {
     found.named += f.named;
     found.prefetches += f.prefetches;
     found.wrong += f.wrong;
-    return {times.median_ms("cudaMemPrefetchAsync GPU 0 -> GPU 1"),
-            times.median_ms("cudaMemPrefetchAsync GPU 1 -> GPU 0"),
-            times.median_ms("cudaMemcpyPeerAsync GPU 0 -> GPU 1"),
-            times.median_ms("cudaMemcpyAsync pinned host -> GPU 1")};
+    return {times.median_ms(to_gpu1), times.median_ms(to_gpu0), times.median_ms(peer_copy),
+            times.median_ms(pinned_upload)};
 }
 
 // Why the speed claims cannot be judged, or "" when they can. They were set on GPUs joined by
@@ -64,16 +62,14 @@ std::string why_no_nvlink(double peer_gbps, double upload_gbps) {
         peer_gbps, upload_gbps);
 }
 
-void print_rates(double to_1, double to_0, double peer, double upload) {
+void print_rates(double to_1, double to_0, double peer, double upload_gbps) {
     tutorial::Table table(
         {{"move"}, {"GB/s", tutorial::Align::right}, {"of the peer copy", tutorial::Align::right}});
-    table.add_row({"cudaMemPrefetchAsync GPU 0 -> GPU 1", format("%.1f", to_1),
-                   format("%.0f%%", 100 * to_1 / peer)});
-    table.add_row({"cudaMemPrefetchAsync GPU 1 -> GPU 0", format("%.1f", to_0),
-                   format("%.0f%%", 100 * to_0 / peer)});
-    table.add_row({"cudaMemcpyPeerAsync GPU 0 -> GPU 1", format("%.1f", peer), "100%"});
-    table.add_row({"cudaMemcpyAsync pinned host -> GPU 1", format("%.1f", upload),
-                   format("%.0f%%", 100 * upload / peer)});
+    table.add_row({to_gpu1.name, format("%.1f", to_1), format("%.0f%%", 100 * to_1 / peer)});
+    table.add_row({to_gpu0.name, format("%.1f", to_0), format("%.0f%%", 100 * to_0 / peer)});
+    table.add_row({peer_copy.name, format("%.1f", peer), "100%"});
+    table.add_row({pinned_upload.name, format("%.1f", upload_gbps),
+                   format("%.0f%%", 100 * upload_gbps / peer)});
     table.print();
 }
 
@@ -140,15 +136,15 @@ tutorial::Result run_prefetch_between_gpus(tutorial::Context& ctx) {
     // peer-to-peer the prefetch crosses PCIe once, like the upload: not judged there.
     ctx.claim(tutorial::at_least(
                   "not_through_host",
-                  "a prefetch between GPUs does not go through the host: it beats a pinned upload "
-                  "(slower direction / upload)",
+                  "a prefetch between GPUs skips the host and beats a pinned upload (slower "
+                  "direction / upload)",
                   std::min(to_1, to_0) / upload, 1.2, "x", "the pages were staged in host memory")
                   .again(ratio(true)),
               not_judged);
     ctx.claim(tutorial::at_least(
                   "below_peer_copy",
-                  "...yet stays well below a peer copy of device memory, at most two thirds of its "
-                  "rate (peer copy / slower direction)",
+                  "...yet runs at most two thirds of a device-memory peer copy's rate (peer copy / "
+                  "slower direction)",
                   peer / std::min(to_1, to_0), 1.5, "x",
                   "the peer copy ran slower than it can: other work on the link")
                   .again(ratio(false)),

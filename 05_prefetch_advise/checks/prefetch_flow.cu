@@ -19,10 +19,6 @@ using tutorial::format;
 
 namespace {
 
-constexpr const char* with_prefetches = "foo: prefetch, kernel, prefetch back, use";
-constexpr const char* without_prefetches = "foo without the prefetches";
-constexpr const char* use_alone = "the CPU's use alone, its pages never moved";
-
 struct Medians {
     double with_ms, without_ms, use_ms;
 };
@@ -146,7 +142,7 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
                            {"ms", tutorial::Align::right}});
     table.add_row({"with the two prefetches", format("%.1f", m.with_ms)});
     table.add_row({"without them (page faults both ways)", format("%.1f", m.without_ms)});
-    table.add_row({"the CPU's use alone, its pages never moved", format("%.1f", m.use_ms)});
+    table.add_row({use_alone.name, format("%.1f", m.use_ms)});
     table.print();
     print_moving(m);
 
@@ -184,8 +180,8 @@ tutorial::Result run_prefetch_flow(tutorial::Context& ctx) {
         bytes, std::size_t{32} << 20,
         "the page faults foo's prefetches save are a few fixed costs at this size");
     ctx.claim(tutorial::at_least("prefetches_beat_faults",
-                                 "foo's two prefetches move the data for less than page faults "
-                                 "both ways (time above the CPU's use alone: without / with)",
+                                 "foo's two prefetches cost less than page faults both ways (time "
+                                 "over CPU use alone, without / with)",
                                  moving_ratio(m), 1.1, "x",
                                  "the faults were cheap here: little data, or pages already "
                                  "where the kernel ran")

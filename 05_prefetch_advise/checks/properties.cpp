@@ -16,9 +16,6 @@ using tutorial::Prediction;
 
 namespace {
 
-constexpr const char* resident_read = "a kernel reads GPU-resident pages";
-constexpr const char* read_after_cpu = "the kernel again, after the CPU's read";
-
 // The walkthrough `runs` times: what it found (the last run), and the median of the second
 // kernel read over the first, where the CPU's read came between them.
 struct Rounds {

@@ -19,13 +19,11 @@ using tutorial::format;
 
 namespace {
 
-constexpr const char* plain_kernel = "no advice: a kernel reads";
-constexpr const char* plain_cpu = "no advice: the CPU reads";
-constexpr const char* copy_kernel = "ReadMostly: a kernel reads";
-constexpr const char* copy_cpu = "ReadMostly: the CPU reads";
-constexpr const char* first_write = "ReadMostly: the CPU writes";
-constexpr const char* rewrite = "ReadMostly: the CPU writes again";
-constexpr const char* read_after = "ReadMostly: a kernel reads after the write";
+// The lesson's turns, by its steps: [0] without the advice, [1] with it.
+constexpr const tutorial::Step& plain_kernel = kernel_reads[0];
+constexpr const tutorial::Step& plain_cpu = cpu_reads[0];
+constexpr const tutorial::Step& copy_kernel = kernel_reads[1];
+constexpr const tutorial::Step& copy_cpu = cpu_reads[1];
 
 // Medians of the walkthrough's reads (kernels by their events, the CPU by the host's clock) and
 // its two writes.
@@ -92,8 +90,8 @@ void claim_counted(tutorial::Context& ctx, const tutorial::UmCounters& counters,
               why_not_counted(counters, {&plain_read}, coherent));
     ctx.claim(tutorial::counted_at_most(
                   "cpu_keeps_copy",
-                  "with ReadMostly the GPU got a copy and the CPU kept its pages: its read moves "
-                  "nothing (MiB device to host)",
+                  "with ReadMostly, once the GPU has its copy, the CPU's read moves nothing (MiB "
+                  "device to host)",
                   mib_of(copy_read.dtoh.total), 2.0, " MiB",
                   "the prefetch moved the pages instead of copying them: was the advice given "
                   "to this range?"),

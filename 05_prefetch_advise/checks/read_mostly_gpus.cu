@@ -21,10 +21,6 @@ using tutorial::format;
 
 namespace {
 
-std::string read_step(const char* what, int g) {
-    return std::string(what) + ": GPU " + std::to_string(g) + " reads";
-}
-
 // Per GPU, medians by events: its reads without the advice, with it, and its first read after
 // GPU 0 wrote (none for GPU 0); GPU 0's write.
 struct Medians {
@@ -43,11 +39,11 @@ Medians time_walkthrough(std::size_t bytes, int gpus, int rounds, Found& found) 
     found.last_prefetch[0] = f.last_prefetch[0];
     found.last_prefetch[1] = f.last_prefetch[1];
     Medians m;
-    m.write_ms = times.median_ms("ReadMostly: GPU 0 writes");
+    m.write_ms = times.median_ms(gpu0_writes);
     for (int g = 0; g < gpus; ++g) {
-        m.without_ms.push_back(times.median_ms(read_step("no advice", g)));
-        m.with_ms.push_back(times.median_ms(read_step("ReadMostly", g)));
-        m.after_ms.push_back(g == 0 ? 0.0 : times.median_ms(read_step("after GPU 0 wrote", g)));
+        m.without_ms.push_back(times.median_ms(unadvised_reads[g]));
+        m.with_ms.push_back(times.median_ms(advised_reads[g]));
+        m.after_ms.push_back(g == 0 ? 0.0 : times.median_ms(reads_after_write[g]));
     }
     m.slowest_without = *std::max_element(m.without_ms.begin(), m.without_ms.end());
     m.slowest_with = *std::max_element(m.with_ms.begin(), m.with_ms.end());
@@ -81,7 +77,7 @@ void print_rates(const Medians& m, std::size_t bytes, int gpus, const Found& fou
 }  // namespace
 
 tutorial::Result run_read_mostly_gpus(tutorial::Context& ctx) {
-    const int gpus = tutorial::device_count();
+    const int gpus = std::min(tutorial::device_count(), max_gpus);  // the lesson's steps
     if (gpus < 2) return ctx.skip(format("needs 2 GPUs; this machine has %d", gpus));
     for (int g = 0; g < gpus; ++g) {
         if (const char* why = why_no_gpu_prefetch(g); *why) return ctx.skip(why);
@@ -113,8 +109,8 @@ tutorial::Result run_read_mostly_gpus(tutorial::Context& ctx) {
     const std::string small = tutorial::why_too_small(
         bytes, std::size_t{4} << 20, "a read of a few pages is mostly launch and fault overhead");
     ctx.claim(tutorial::at_least("every_gpu_reads_copy",
-                                 "with ReadMostly every GPU reads its own copy: the slowest GPU "
-                                 "reads much faster than without the advice (with / without)",
+                                 "with ReadMostly even the slowest GPU reads much faster, from its "
+                                 "own copy (with / without)",
                                  m.slowest_without / m.slowest_with, 2.0, "x",
                                  "the pages were not duplicated, or were read in place over "
                                  "NVLink without the advice")
@@ -124,8 +120,8 @@ tutorial::Result run_read_mostly_gpus(tutorial::Context& ctx) {
                   }),
               small);
     ctx.claim(tutorial::at_least("write_drops_copies",
-                                 "a write on GPU 0 drops the other GPUs' copies: their next read "
-                                 "is slower (before / after)",
+                                 "after a write on GPU 0 drops their copies, the other GPUs' next "
+                                 "read is slower (before / after)",
                                  m.fastest_after / m.slowest_before, 2.0, "x",
                                  "the other GPUs still read a local copy")
                   .again([&] {

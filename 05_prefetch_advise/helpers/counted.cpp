@@ -18,7 +18,7 @@ void print_traffic(const tutorial::UmCounters& counters, const tutorial::StepTra
     tutorial::Table table(tutorial::um_columns("step"));
     table.named("counted");
     for (const std::string& name : traffic.order())
-        table.add_row(tutorial::um_cells(name, traffic.of(name)));
+        table.add_row(tutorial::um_cells(name, traffic.of(tutorial::Step{name.c_str()})));
     std::printf("\nWhat the driver moved in each step, %s (its Unified Memory counters):\n",
                 what.c_str());
     std::printf("%s\n", counters.control_line().c_str());

@@ -89,7 +89,7 @@ tutorial::Result run_access_control(tutorial::Context& ctx) {
     const bool read_write_worked = read_write == "PROT_READWRITE" && f.wrong == 0;
     const bool read_ended = ended_early(none, "the kernel finished");
     ctx.claim(tutorial::documented("mapping_grants_nothing",
-                                   "a mapping alone grants nothing: cuMemGetAccess says PROT_NONE",
+                                   "a mapping alone grants no access, as cuMemGetAccess shows",
                                    none_before, before + " before any cuMemSetAccess",
                                    "the driver granted access by default", not_by_mapping));
     ctx.claim(tutorial::documented(

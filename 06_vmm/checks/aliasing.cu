@@ -49,7 +49,8 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
         "tested.\n\n");
     ctx.claim(tutorial::documented(
         "finished_write_aliases",
-        "one physical allocation mapped twice: a finished write through A reads back through B",
+        "with one physical allocation mapped twice, a finished write through A reads back "
+        "through B",
         f.through_b == 0, format("%zu of %zu values differ", f.through_b, f.count),
         "the two mappings were made from different allocations", aliasing_rules));
     ctx.claim(tutorial::documented(
@@ -63,8 +64,7 @@ tutorial::Result run_aliasing(tutorial::Context& ctx) {
     // another, so foo2 can wait anyway: not judged there.
     ctx.claim(tutorial::observed(
                   "no_event_no_order",
-                  "...and without the event nothing does: foo2 read B before "
-                  "foo1 wrote A",
+                  "...and without the event foo2 read B before foo1 wrote A",
                   f.unordered_old == f.count,
                   format("%zu of %zu values still the input", f.unordered_old, f.count),
                   "nothing orders foo1 and foo2, so which runs first is open; the Guide (E.5) "

@@ -34,9 +34,9 @@ Measured measure(int device, std::size_t wanted) {
     vmm_checks::StepMemory memory;
     Measured m;
     m.found = walkthrough(device, wanted);
-    m.before = memory.at_start("cuMemCreate").back();
-    m.mapped = memory.at_start("cuMemUnmap, cuMemAddressFree").back();
-    m.after = memory.at_end("cuMemUnmap, cuMemAddressFree").back();
+    m.before = memory.at_start(created).back();
+    m.mapped = memory.at_start(torn_down).back();
+    m.after = memory.at_end(torn_down).back();
     return m;
 }
 
@@ -92,7 +92,7 @@ tutorial::Result run_basics(tutorial::Context& ctx) {
 
     ctx.claim(tutorial::documented(
         "release_keeps_memory",
-        "after cuMemRelease the mapping alone keeps the memory: kernels use the range as usual",
+        "after cuMemRelease kernels still use the mapped range as usual",
         f.wrong == 0 && child_ok,
         format("%zu of %zu values wrong; the child %s", f.wrong, count, child.describe().c_str()),
         "cuMemRelease freed memory that was still mapped, or the access grant did not cover the "

@@ -114,8 +114,8 @@ tutorial::Result run_compression(tutorial::Context& ctx) {
     const auto again = [&] { return time_rounds(ctx.device, bytes, runs, wrong); };
     ctx.claim(tutorial::at_least(
                   "zeros_read_faster",
-                  "compressible memory reads all-zero data faster than ordinary memory, beyond "
-                  "the same gain for incompressible data (zeros' gain / the pattern's gain)",
+                  "compressible memory gains more over ordinary memory reading zeros than a "
+                  "pattern (zeros' / pattern's gain)",
                   zeros_gain(r) / pattern_gain(r), 1.3, "x",
                   "the zeros were not stored compressed: compression may be granted on paper and "
                   "off in this GPU's configuration")

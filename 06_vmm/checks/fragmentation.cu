@@ -23,10 +23,6 @@ using tutorial::MiB;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* caching_step = "replay on the caching allocator";
-constexpr const char* segment_step = "replay on the expandable segment";
-
 // Below this budget the segments' 2 MiB rounding is a large part of each block, and the
 // pattern no longer leaves the caching allocator's free memory in pieces.
 constexpr std::size_t least_budget = 192 * MiB;
@@ -151,7 +147,7 @@ void narrate(const Found& f, const Measured& m, std::size_t budget, tutorial::St
         "The replay took %.1f ms on cudaMalloc'd segments and %.1f ms in the segment, which\n"
         "maps and unmaps one %s chunk at a time (host time, with a kernel filling each block\n"
         "as it is handed out).\n\n",
-        times.median_host_ms(caching_step), times.median_host_ms(segment_step),
+        times.median_host_ms(caching_replay), times.median_host_ms(segment_replay),
         format_bytes(f.chunk).c_str());
 }
 
@@ -203,8 +199,8 @@ void claim_device(tutorial::Context& ctx, const Measured& m, std::size_t chunk,
     // segment's blocks that lie across chunk boundaries are read through that range.
     ctx.claim(tutorial::documented(
                   "chunks_one_range",
-                  "chunks mapped one by one into one reserved range make one contiguous range: "
-                  "each block across two or more of them reads back every value at its address",
+                  "each block across chunks mapped one by one into one reserved range reads back "
+                  "every value",
                   m.spanning > 0 && m.spanning_wrong == 0,
                   format("%zu blocks across 2 to %zu chunks, %zu values wrong in them", m.spanning,
                          m.most_chunks, m.spanning_wrong),
@@ -218,10 +214,8 @@ void claim_device(tutorial::Context& ctx, const Measured& m, std::size_t chunk,
     // cudaMemGetInfo counts the whole device: measured, and measured again where another
     // process allocated or freed meanwhile (driver_slack_chunks says why 4 chunks).
     ctx.claim(tutorial::at_most("driver_counts_mapped",
-                                "the driver's count follows the mapping: device memory taken "
-                                "(cudaMemGetInfo) is within 4 chunks of the bytes mapped after "
-                                "every event, room for its page tables and a module loaded "
-                                "meanwhile (the most difference)",
+                                "the memory cudaMemGetInfo shows taken stays within 4 chunks of "
+                                "the bytes mapped (largest gap)",
                                 m.driver_gap_mib, driver_slack_chunks * as_mib(chunk), " MiB",
                                 "chunks were unmapped but not released (does shrink() call "
                                 "cuMemRelease?), or another process allocated or freed device "

@@ -19,11 +19,9 @@ using tutorial::format_bytes;
 
 namespace {
 
-// The walkthrough's timed steps, by the names it gives them.
+// The walkthrough's timed steps, the same step three ways.
 enum Way { graph_launch, stream_ordered, malloc_free, ways };
-const char* const way_names[ways] = {"cudaGraphLaunch of the captured step",
-                                     "cudaMallocAsync / cudaFreeAsync in a stream",
-                                     "cudaMalloc / cudaFree around the kernels"};
+const tutorial::Step* const way_steps[ways] = {&as_graph, &in_stream, &with_malloc};
 
 // The walkthrough `rounds` times: the first round's findings, and each way's time per step
 // (median over the rounds, microseconds), with the fastest and slowest round.
@@ -45,7 +43,7 @@ Rounds run_rounds(int device, std::size_t count, int steps, int rounds) {
     r.wrong = wrong_of(r.first);
     for (int i = 1; i < rounds; ++i) r.wrong += wrong_of(walkthrough(device, count, steps));
     for (int way = 0; way < ways; ++way) {
-        std::vector<double> per_step = times.host_ms(way_names[way]);
+        std::vector<double> per_step = times.host_ms(*way_steps[way]);
         for (double& ms : per_step) ms *= 1e3 / steps;
         r.us[way] = tutorial::spread_of(per_step);
     }
@@ -74,7 +72,7 @@ void print_steps_table(const Rounds& r, int steps, int rounds) {
                            {"us per step", tutorial::Align::right},
                            {"fastest..slowest round", tutorial::Align::right}});
     for (int way = 0; way < ways; ++way) {
-        table.add_row({way_names[way], format("%.1f", r.us[way].median),
+        table.add_row({way_steps[way]->name, format("%.1f", r.us[way].median),
                        format("%.1f..%.1f", r.us[way].low, r.us[way].high)});
     }
     table.print();

@@ -20,11 +20,6 @@ using tutorial::format_bytes;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* malloc_copy = "cudaMalloc, cudaMemcpy";
-constexpr const char* free_old = "cudaFree";
-constexpr const char* grow_in_place = "grow_to";
-
 // The sizes grown through: one granule, doubling up to `last`, then one granule more, so that
 // the second growth and the last are both growths by one granule: at one granule, and at `last`.
 struct Plan {
@@ -183,7 +178,7 @@ tutorial::Result run_growable(tutorial::Context& ctx) {
     ctx.claim(tutorial::at_least(
                   "vmm_cheaper",
                   format("at %s, growing by one granule with VMM is several times cheaper than "
-                         "by copying (copy time / VMM time)",
+                         "copying (copy / VMM time)",
                          format_bytes(p.last).c_str()),
                   vmm_gain(t), 2.0, "x",
                   "mapping the new chunk waited for something that grows with the buffer: was "

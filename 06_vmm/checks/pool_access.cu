@@ -70,7 +70,7 @@ tutorial::Result run_pool_access(tutorial::Context& ctx) {
     const std::size_t bytes = ctx.quick() ? (16 << 20) : (256 << 20);
     tutorial::StepTimes times;
     const Found f = walkthrough(bytes);
-    const double grant_ms = times.median_host_ms("cudaMemPoolSetAccess");
+    const double grant_ms = times.median_host_ms(pool_granted);
     CUDA_CHECK(cudaSetDevice(ctx.device));
     const std::size_t count = bytes / sizeof(std::uint32_t);
     std::printf(

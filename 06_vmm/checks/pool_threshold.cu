@@ -17,9 +17,6 @@ using tutorial::format_bytes;
 
 namespace {
 
-constexpr const char* emptied_step = "allocate after a synchronize, threshold 0";
-constexpr const char* kept_step = "allocate after a synchronize, threshold UINT64_MAX";
-
 // The Guide's Stream Ordered Memory Allocator chapter, "Physical Page Caching Behavior": setting
 // the release threshold to UINT64_MAX will keep the driver from shrinking the pool after every
 // synchronization. (Not among the source documents here: its words cannot be checked by CI.)
@@ -39,8 +36,8 @@ Rounds run_rounds(int device, std::size_t bytes, int rounds) {
     Rounds r;
     r.first = walkthrough(device, bytes);
     for (int i = 1; i < rounds; ++i) walkthrough(device, bytes);
-    r.emptied_ms = times.median_host_ms(emptied_step);
-    r.kept_ms = times.median_host_ms(kept_step);
+    r.emptied_ms = times.median_host_ms(again_at_zero);
+    r.kept_ms = times.median_host_ms(again_at_max);
     return r;
 }
 
@@ -143,8 +140,8 @@ tutorial::Result run_pool_threshold(tutorial::Context& ctx) {
                                              "mapping so little costs about as much as the "
                                              "synchronize that ends each timing");
     ctx.claim(tutorial::at_least("emptied_costs_more",
-                                 "an allocation from an emptied pool costs more than one from a "
-                                 "pool that kept the memory (threshold 0 / UINT64_MAX)",
+                                 "allocating from an emptied pool costs more than from one keeping "
+                                 "its memory (threshold 0 / UINT64_MAX)",
                                  r.emptied_ms / r.kept_ms, 3.0, "x",
                                  "mapping memory costs no more than a lookup here")
                   .again([&] {

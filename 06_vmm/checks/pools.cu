@@ -19,9 +19,6 @@ using tutorial::format_bytes;
 
 namespace {
 
-constexpr const char* from_pool = "cudaMallocFromPoolAsync, the memory kept";
-constexpr const char* from_malloc = "cudaMalloc";
-
 // The walkthrough `rounds` times: the first round's findings and the medians of its two timed
 // allocations (host time until the block is there).
 struct Rounds {
@@ -78,8 +75,8 @@ void print_pools(int device, const Rounds& r, std::size_t bytes, int rounds) {
 tutorial::ChildResult limit_in_child(int device, std::size_t bytes) {
     const std::size_t at_least = std::size_t{64} << 20;
     const std::size_t limit_bytes = bytes < at_least ? at_least : bytes;
-    const tutorial::ChildResult limit = tutorial::run_child(
-        "pool_limit", {std::to_string(device), std::to_string(limit_bytes)});
+    const tutorial::ChildResult limit =
+        tutorial::run_child("pool_limit", {std::to_string(device), std::to_string(limit_bytes)});
     std::printf("A pool created with maxSize = limit = %s, in a child:\n",
                 format_bytes(limit_bytes).c_str());
     tutorial::print_child_output(limit);
@@ -185,8 +182,8 @@ tutorial::Result run_pools(tutorial::Context& ctx) {
     // allocation is timed with.
     ctx.claim(tutorial::at_least(
                   "pool_cheaper",
-                  format("an allocation from a pool that kept its memory is far cheaper than "
-                         "cudaMalloc of %s (cudaMalloc / pool)",
+                  format("allocating %s from a pool that kept its memory is far cheaper than "
+                         "cudaMalloc (cudaMalloc / pool)",
                          format_bytes(bytes).c_str()),
                   r.malloc_ms / r.pool_ms, 5.0, "x",
                   "cudaMalloc is cached by this driver, or the pool did not keep its memory")

@@ -61,8 +61,8 @@ tutorial::Result run_remapping(tutorial::Context& ctx) {
     const int done = static_cast<int>(f.wrong.size());
     ctx.claim(tutorial::documented(
         "remap_keeps_data",
-        "one range can be mapped and unmapped again and again, each time with another "
-        "allocation, and each allocation keeps its data while unmapped",
+        "one range can be remapped with another allocation each time, each keeping its data while "
+        "unmapped",
         wrong == 0 && done == rounds, format("%d rounds, %zu values wrong", done, wrong),
         "the access was not granted again after a new mapping",
         tutorial::Entry{"Driver API reference: cuMemUnmap", "cuMemMap", "can"}));

@@ -20,9 +20,6 @@ using tutorial::format;
 using tutorial::format_bytes;
 using vmm_checks::fell_by;
 
-constexpr const char* sleep_step = "sleep: save, cuMemUnmap, cuMemRelease";
-constexpr const char* wake_step = "wake: cuMemCreate, cuMemMap, cuMemSetAccess, restore";
-
 // The walkthrough once, with the free device memory read at its steps.
 struct Night {
     Found found;
@@ -116,7 +113,7 @@ tutorial::Result run_sleep_wake(tutorial::Context& ctx) {
               small);
     ctx.claim(tutorial::documented(
         "new_mapping_no_access",
-        "the addresses stay reserved: a new mapping there starts with no access",
+        "a new mapping at the still-reserved addresses starts with no access",
         f.same_address && new_access == "PROT_NONE",
         "cuMemGetAccess said " + new_access + " before cuMemSetAccess",
         "the new mapping inherited the old grant",

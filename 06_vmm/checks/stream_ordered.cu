@@ -21,8 +21,8 @@ Timed timed_walkthrough(std::size_t bytes, double busy_ms) {
     tutorial::StepTimes times;
     Timed t;
     t.found = walkthrough(bytes, busy_ms);
-    t.free_ms = times.median_host_ms("cudaFree");
-    t.free_async_ms = times.median_host_ms("cudaFreeAsync");
+    t.free_ms = times.median_host_ms(free_waits);
+    t.free_async_ms = times.median_host_ms(free_async);
     return t;
 }
 
@@ -90,8 +90,8 @@ tutorial::Result run_stream_ordered(tutorial::Context& ctx) {
             .again([&] { return busy_ms / timed_walkthrough(bytes, busy_ms).free_async_ms; }));
     ctx.claim(tutorial::documented(
         "reuse_in_stream_order",
-        "the stream's next allocation after cudaFreeAsync needs no synchronization: in stream "
-        "order it sees only its own writes",
+        "the stream's next allocation after cudaFreeAsync sees only its own writes, with no "
+        "synchronization",
         f.reuse.wrong == 0,
         format("%s, %zu values wrong",
                f.reuse.first == f.reuse.second ? "same address" : "another address", f.reuse.wrong),

@@ -17,10 +17,6 @@ using tutorial::format;
 
 namespace {
 
-constexpr const char* own_step = "a kernel writes its own GPU's chunk";
-constexpr const char* peer_step = "a kernel writes the next GPU's chunk";
-constexpr const char* whole_step = "a kernel writes the whole range";
-
 // Per writer, the median over `rounds` walkthroughs of each kernel's time (ms), and every value
 // the next GPU found wrong.
 struct Rounds {
@@ -37,9 +33,9 @@ Rounds run_rounds(int gpus, std::size_t chunk, int rounds) {
         for (const std::size_t w : f.wrong) r.wrong += w;
         if (i == 0) r.first = f;
     }
-    const std::vector<double> own = times.ms(own_step);
-    const std::vector<double> peer = times.ms(peer_step);
-    const std::vector<double> whole = times.ms(whole_step);
+    const std::vector<double> own = times.ms(own_chunk);
+    const std::vector<double> peer = times.ms(peer_chunk);
+    const std::vector<double> whole = times.ms(whole_range);
     for (int w = 0; w < gpus; ++w) {
         std::vector<double> o, p, a;
         for (int i = 0; i < rounds; ++i) {

@@ -5,7 +5,7 @@
 //
 //   vmm_checks::StepMemory memory;
 //   walkthrough(ctx.device, bytes);
-//   const std::size_t while_mapped = memory.at_start("cuMemUnmap, cuMemAddressFree").back();
+//   const std::size_t while_mapped = memory.at_start(torn_down).back();   // the lesson's Step
 #pragma once
 
 #include "common/check.hpp"
@@ -40,11 +40,11 @@ public:
     }
 
     // Free device memory at the start (at the end) of each run of the step, in the order run.
-    const std::vector<std::size_t>& at_start(const std::string& name) const {
-        return of(at_start_, name);
+    const std::vector<std::size_t>& at_start(const tutorial::Step& step) const {
+        return of(at_start_, step.name);
     }
-    const std::vector<std::size_t>& at_end(const std::string& name) const {
-        return of(at_end_, name);
+    const std::vector<std::size_t>& at_end(const tutorial::Step& step) const {
+        return of(at_end_, step.name);
     }
 
     static std::size_t free_now() {

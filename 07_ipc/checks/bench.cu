@@ -116,8 +116,8 @@ tutorial::Result run_bench(tutorial::Context& ctx) {
         return ratio(walkthrough(bytes, workers, ctx.device, self));
     };
     ctx.claim(tutorial::at_least("ipc_sooner_than_pipe",
-                                 "through IPC a worker has the data sooner: its first open, "
-                                 "against receiving and uploading (pipe time / first-open time)",
+                                 "a worker's first IPC open gets it the data sooner than a pipe "
+                                 "and an upload (pipe / first-open time)",
                                  copy_over_open(f), 5.0, "x",
                                  "the data was too small for the pipe to cost much (try a "
                                  "larger --size)")

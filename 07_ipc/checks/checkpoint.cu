@@ -39,11 +39,11 @@ using tutorial::format;
 
 namespace {
 
-// The walkthrough's steps, by the names it gives them.
-constexpr const char* lock_step = "cuCheckpointProcessLock";
-constexpr const char* checkpoint_step = "cuCheckpointProcessCheckpoint";
-constexpr const char* restore_step = "cuCheckpointProcessRestore";
-constexpr const char* unlock_step = "cuCheckpointProcessUnlock";
+// The calls, by name, where a refusal or a prober's answer names them.
+constexpr const char* lock_call = "cuCheckpointProcessLock";
+constexpr const char* checkpoint_call = "cuCheckpointProcessCheckpoint";
+constexpr const char* restore_call = "cuCheckpointProcessRestore";
+constexpr const char* unlock_call = "cuCheckpointProcessUnlock";
 constexpr const char* hold_variable = "TUTORIAL_CHECKPOINT_HOLD_S";
 
 // Room for the child besides its buffer: a CUDA context of its own (0.5 to 0.8 GiB on an H100).
@@ -140,7 +140,7 @@ public:
     CallTimes& operator=(const CallTimes&) = delete;
 
     void begin(const char* name, cudaStream_t) override {
-        if (hold_s_ > 0 && std::string(name) == restore_step) {
+        if (hold_s_ > 0 && std::string(name) == restore_child.name) {
             std::printf("holding child %d checkpointed for %.0f s (%s)\n", child_, hold_s_,
                         hold_variable);
             std::fflush(stdout);
@@ -150,8 +150,8 @@ public:
         timer_.restart();
     }
     void end() override { ms_[name_] = timer_.elapsed_ms(); }
-    double ms(const std::string& name) const {
-        const auto it = ms_.find(name);
+    double ms(const tutorial::Step& step) const {
+        const auto it = ms_.find(step.name);
         return it == ms_.end() ? 0.0 : it->second;
     }
 
@@ -180,10 +180,10 @@ Run checkpoint_a_child(int device, std::size_t bytes, double hold_s) {
     {
         CallTimes times(child.pid(), hold_s);
         run.found = walkthrough(child);
-        run.lock_ms = times.ms(lock_step);
-        run.checkpoint_ms = times.ms(checkpoint_step);
-        run.restore_ms = times.ms(restore_step);
-        run.unlock_ms = times.ms(unlock_step);
+        run.lock_ms = times.ms(lock_child);
+        run.checkpoint_ms = times.ms(checkpoint_child);
+        run.restore_ms = times.ms(restore_child);
+        run.unlock_ms = times.ms(unlock_child);
     }
     run.child = child.wait(30.0);  // killed and reaped should it not end by then
     running_holder = -1;
@@ -208,21 +208,21 @@ std::string signed_mib(std::size_t now, std::size_t before) {
 
 void print_run(const Run& run) {
     const Found& f = run.found;
-    tutorial::Table table({{"call"},
+    tutorial::Table table({{"step"},
                            {"the child's state after it"},
                            {"free device memory", Align::right},
                            {"host ms", Align::right}});
     table.named("states");
     table.add_row({"(before: the child holds its pattern)", state_name(f.states[0]), "", ""});
-    table.add_row({lock_step, state_name(f.states[1]), format("%zu MiB", f.free_locked >> 20),
+    table.add_row({lock_child.name, state_name(f.states[1]), format("%zu MiB", f.free_locked >> 20),
                    format("%.1f", run.lock_ms)});
-    table.add_row({checkpoint_step, state_name(f.states[2]),
+    table.add_row({checkpoint_child.name, state_name(f.states[2]),
                    signed_mib(f.free_checkpointed, f.free_locked),
                    format("%.1f", run.checkpoint_ms)});
-    table.add_row({restore_step, state_name(f.states[3]),
+    table.add_row({restore_child.name, state_name(f.states[3]),
                    signed_mib(f.free_restored, f.free_checkpointed),
                    format("%.1f", run.restore_ms)});
-    table.add_row({unlock_step, state_name(f.states[4]), "", format("%.1f", run.unlock_ms)});
+    table.add_row({unlock_child.name, state_name(f.states[4]), "", format("%.1f", run.unlock_ms)});
     table.print();
 }
 
@@ -239,22 +239,22 @@ void claim_states(tutorial::Context& ctx, const Found& f) {
     };
     const char* other = "a call returned CUDA_SUCCESS and left another state than its entry names";
     ctx.claim(tutorial::documented(
-        "lock_state", "lock: the running child is locked",
+        "lock_state", "locking leaves the running child locked",
         went(0, CU_PROCESS_STATE_RUNNING, CU_PROCESS_STATE_LOCKED), seen(0), other,
         tutorial::Entry{"Driver API reference: cuCheckpointProcessLock", "successful LOCKED",
                         "will"}));
     ctx.claim(tutorial::documented(
-        "checkpoint_states", "...then checkpoint: the locked child is checkpointed",
+        "checkpoint_states", "...then checkpointing leaves it checkpointed",
         went(1, CU_PROCESS_STATE_LOCKED, CU_PROCESS_STATE_CHECKPOINTED), seen(1), other,
         tutorial::Entry{"Driver API reference: cuCheckpointProcessCheckpoint",
                         "successful CHECKPOINTED", "will"}));
     ctx.claim(tutorial::documented(
-        "restore_states", "restore: the checkpointed child is locked again",
+        "restore_states", "restoring leaves the checkpointed child locked again",
         went(2, CU_PROCESS_STATE_CHECKPOINTED, CU_PROCESS_STATE_LOCKED), seen(2), other,
         tutorial::Entry{"Driver API reference: cuCheckpointProcessRestore", "successful LOCKED",
                         "will"}));
     ctx.claim(tutorial::documented(
-        "unlock_state", "...then unlock: it runs again",
+        "unlock_state", "...then unlocking lets it run again",
         went(3, CU_PROCESS_STATE_LOCKED, CU_PROCESS_STATE_RUNNING), seen(3), other,
         tutorial::Entry{"Driver API reference: cuCheckpointProcessUnlock", "successful RUNNING",
                         "will"}));
@@ -263,9 +263,8 @@ void claim_states(tutorial::Context& ctx, const Found& f) {
 void claim_memory(tutorial::Context& ctx, const Found& f, std::size_t bytes,
                   const std::function<Found()>& again) {
     ctx.claim(tutorial::at_least("checkpoint_frees",
-                                 "while the child is checkpointed, its device memory is free "
-                                 "for others, its context's too (free memory gained / the "
-                                 "child's buffer)",
+                                 "a checkpointed child's device memory is free for others (memory "
+                                 "freed / its buffer)",
                                  freed_ratio(f, bytes), 0.8, "x",
                                  "the driver kept the child's memory on the GPU, or another "
                                  "process allocated device memory meanwhile")
@@ -293,8 +292,8 @@ void claim_back(tutorial::Context& ctx, const Found& f, std::size_t bytes) {
         same_address_open));
     ctx.claim(tutorial::documented(
                   "pattern_back",
-                  "...and the child reads its pattern there: the checkpoint kept the GPU memory "
-                  "contents and the restore brought every value back",
+                  "...and the child reads its pattern back there, every value kept through "
+                  "checkpoint and restore",
                   f.child_read && f.wrong == 0,
                   f.still_device ? format("%zu of %zu values wrong at %p", f.wrong,
                                           bytes / sizeof(std::uint32_t), f.address_after)
@@ -307,21 +306,23 @@ void claim_back(tutorial::Context& ctx, const Found& f, std::size_t bytes) {
                   : "");
 }
 
-// A lock or checkpoint the driver refused: where it does not checkpoint this process
-// (CUDA_ERROR_NOT_SUPPORTED, which each entry lists), there is nothing to teach here; another
-// answer for a running child that makes no CUDA call is a failure of the lesson.
+// A lock, checkpoint or restore the driver refused. The entries promise only what a successful
+// return leaves (CUDA_ERROR_NOT_SUPPORTED is among the answers each lists; the lock's entry also
+// describes a timeout; a container or a permission may refuse too): nothing to teach here, so the
+// section says what was refused and SKIPs.
 tutorial::Result refused(tutorial::Context& ctx, const Run& run) {
     const Found& f = run.found;
     const bool at_lock = f.locked != CUDA_SUCCESS;
-    const CUresult result = at_lock ? f.locked : f.checkpointed;
-    const std::string what =
-        format("%s returned %s for the child", at_lock ? lock_step : checkpoint_step,
-               tutorial::driver_error_name(result));
-    if (result == CUDA_ERROR_NOT_SUPPORTED)
-        return ctx.skip(what + ": this driver or system does not checkpoint this process");
+    const bool at_checkpoint = !at_lock && f.checkpointed != CUDA_SUCCESS;
+    const CUresult result = at_lock ? f.locked : at_checkpoint ? f.checkpointed : f.restored;
+    const char* call = at_lock ? lock_call : at_checkpoint ? checkpoint_call : restore_call;
     tutorial::print_child_output(run.child);
-    return ctx.verdict(false, what + (at_lock ? "; the child was left running"
-                                              : "; the child was unlocked again"));
+    return ctx.skip(format("%s returned %s for the child: this driver or system does not "
+                           "checkpoint this process here (the child was %s)",
+                           call, tutorial::driver_error_name(result),
+                           at_lock         ? "left running"
+                           : at_checkpoint ? "unlocked again"
+                                           : "left checkpointed, then ended"));
 }
 
 // What a prober child printed: the answer after "-> " on the line of `call`, up to a ';'.
@@ -339,10 +340,10 @@ Probe probe(int device, const char* kind) {
     Probe p;
     p.result = tutorial::run_child("checkpoint_prober", {std::to_string(device), kind}, "", 25.0);
     tutorial::print_child_output(p.result);
-    p.lock = answer_of(p.result, lock_step);
-    p.checkpoint = answer_of(p.result, checkpoint_step);
-    p.restore = answer_of(p.result, restore_step);
-    p.unlock = answer_of(p.result, unlock_step);
+    p.lock = answer_of(p.result, lock_call);
+    p.checkpoint = answer_of(p.result, checkpoint_call);
+    p.restore = answer_of(p.result, restore_call);
+    p.unlock = answer_of(p.result, unlock_call);
     p.read = answer_of(p.result, "the holder read");
     return p;
 }
@@ -442,10 +443,10 @@ bool try_the_calls(tutorial::ChildProcess& holder) {
     CUcheckpointCheckpointArgs checkpoint_args{};
     CUcheckpointRestoreArgs restore_args{};
     CUcheckpointUnlockArgs unlock_args{};
-    if (!answer(lock_step, cuCheckpointProcessLock(pid, &lock_args)) ||
-        !answer(checkpoint_step, cuCheckpointProcessCheckpoint(pid, &checkpoint_args)) ||
-        !answer(restore_step, cuCheckpointProcessRestore(pid, &restore_args)) ||
-        !answer(unlock_step, cuCheckpointProcessUnlock(pid, &unlock_args)))
+    if (!answer(lock_call, cuCheckpointProcessLock(pid, &lock_args)) ||
+        !answer(checkpoint_call, cuCheckpointProcessCheckpoint(pid, &checkpoint_args)) ||
+        !answer(restore_call, cuCheckpointProcessRestore(pid, &restore_args)) ||
+        !answer(unlock_call, cuCheckpointProcessUnlock(pid, &unlock_args)))
         return false;
     holder.send("check\n");
     std::string line;
@@ -534,7 +535,8 @@ tutorial::Result run_checkpoint(tutorial::Context& ctx) {
         return ctx.verdict(false, "the child never said where its pattern is: it " +
                                       run.child.describe());
     }
-    if (f.locked != CUDA_SUCCESS || f.checkpointed != CUDA_SUCCESS) return refused(ctx, run);
+    if (f.locked != CUDA_SUCCESS || f.checkpointed != CUDA_SUCCESS || f.restored != CUDA_SUCCESS)
+        return refused(ctx, run);
     print_run(run);
     const double freed = freed_ratio(f, bytes);
     std::printf(

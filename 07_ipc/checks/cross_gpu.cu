@@ -150,8 +150,8 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
         return ratio(walkthrough(bytes, ctx.device, self));
     };
     ctx.claim(tutorial::at_least("copies_as_in_process",
-                                 "across processes, copies from the shared memory run as fast as "
-                                 "within one process (slowest worker / in-process)",
+                                 "copies from the shared memory run as fast across processes as in "
+                                 "one (slowest worker / in-process)",
                                  slowest_copy(f), 0.8, "x",
                                  "the workers reached the memory over another path than one "
                                  "process's peer access does")

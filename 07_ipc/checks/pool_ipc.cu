@@ -178,10 +178,10 @@ tutorial::Result run_pool_ipc(tutorial::Context& ctx) {
     // first): what happened is this driver's, reported and never judged.
     ctx.claim(tutorial::observed(
         "freed_block_still_imports",
-        "out of order, a block the exporter freed still imports, and the importer's old pointer "
-        "shows the next owner's data",
+        "out of order, a block the exporter freed still imports, and the old pointer shows the "
+        "next owner's data",
         answered && late.imported_b == cudaSuccess && late.still_a == 0,
-        answered ? format("importing block B: %s; the old pointer to block A: %zu of %zu values "
+        answered ? format("block B imported with %s; at block A's old pointer %zu of %zu values "
                           "still A's, %zu the new block's",
                           cudaGetErrorName(late.imported_b), late.still_a, count, late.now_new)
                  : "the second worker did not answer",

@@ -2,9 +2,10 @@
 // another process, in one table. The walkthrough of ../which_memory.cu runs in a child process
 // (role `share_exporter`), so that its refused calls never touch this one; its importer is this
 // program in the role `share_importer` (the lesson's importer()). Three cells are documented, each
-// way sharing the memory its reference entries are written for, and the verdict rests on them.
-// The refusals are this driver's: the entries say which memory each call takes, and name no error
-// for other memory.
+// way sharing the memory its reference entries are written for, and the verdict rests on them; a
+// fourth, the block of a HostNuma pool exported with its pool, is documented by the same entries
+// and judged where the host names a NUMA node. The refusals are this driver's: the entries say
+// which memory each call takes, and name no error for other memory.
 #include "07_ipc/which_memory.cu"
 
 #include "../helpers/ipc_common.hpp"
@@ -85,6 +86,7 @@ bool expected(int kind, int way) {
 }
 
 std::string cell_text(const Cell& c, int kind) {
+    if (!c.shared && std::string(c.error) == "not-here") return std::string("no ") + c.call;
     if (!c.shared) return c.error;
     if (kind == interior && c.first_value == pattern(0, seed)) return "opens the block's start";
     return format("yes, %zu wrong", c.wrong);
@@ -123,7 +125,7 @@ void print_grid(const Grid& g) {
 void claim_legacy(tutorial::Context& ctx, const Grid& g) {
     std::string legacy_errors;
     bool legacy_refused = true;
-    for (int k = default_pool; k < kinds; ++k) {
+    for (int k = default_pool; k < host_numa_pool; ++k) {  // the host rows: claim_host
         const Cell& c = g.cells[k][legacy];
         legacy_refused =
             legacy_refused && !c.shared && std::string(c.error) == "cudaErrorInvalidValue";
@@ -200,6 +202,41 @@ void claim_vmm(tutorial::Context& ctx, const Grid& g) {
         "handle type asked for"));
 }
 
+// The three rows of host memory (section host_shared): the HostNuma pool's block through its
+// pool, documented as for a pool of device memory; the memfd's and cudaHostAlloc's memory, which
+// none of the three ways is written for.
+void claim_host(tutorial::Context& ctx, const Grid& g) {
+    const Cell& numa_block = g.cells[host_numa_pool][pool_export];
+    const bool numa_made = numa_block.shared || std::string(numa_block.error) != "not-here";
+    ctx.claim(tutorial::documented(
+                  "host_numa_block_shared",
+                  "a block of a HostNuma pool created with a handle type reaches another process "
+                  "through its pool",
+                  shared_right(numa_block),
+                  "HostNuma pool: " + cell_text(numa_block, host_numa_pool),
+                  "the pool or the block's export data was refused, or the importer's GPU was "
+                  "not granted access; the list of refusals says which",
+                  tutorial::Entry{"Runtime API reference: cudaMemPoolExportToShareableHandle",
+                                  "cudaMemPoolExportPointer cudaMemPoolImportPointer", "can"}),
+              numa_made ? "" : std::string("this machine lacks ") + numa_block.call);
+    bool all_refused = true;
+    std::string answers;
+    for (const int k : {memfd_registered, host_alloc}) {
+        for (int w = 0; w < ways; ++w) {
+            const Cell& c = g.cells[k][w];
+            all_refused = all_refused && !c.shared;
+            answers += format("%s%s / %s: %s", answers.empty() ? "" : "; ", kind_names[k],
+                              way_names[w], c.shared ? "shared" : c.error);
+        }
+    }
+    ctx.claim(tutorial::observed(
+        "host_memory_refused",
+        "every way refuses memfd memory registered with cudaHostRegister and cudaHostAlloc memory",
+        all_refused, answers,
+        "the three ways' entries are written for cudaMalloc memory, pools created with a handle "
+        "type and cuMemCreate allocations, and name no error for other host memory"));
+}
+
 // Why one of the three ways cannot work on this device ("" when all can): legacy IPC
 // (ipcEventSupported, which the cudaIpcGetMemHandle entry names as its test), pools exported as
 // descriptors, cuMemCreate memory exported as a descriptor.
@@ -226,10 +263,11 @@ tutorial::Result run_which_memory(tutorial::Context& ctx) {
     // The table needs all three ways on this device.
     if (const std::string why = why_not_every_way(ctx.device); !why.empty()) return ctx.skip(why);
     std::printf(
-        "Eight kinds of memory, 2 MiB each, filled with a known pattern; three ways to share\n"
+        "Eleven kinds of memory, 2 MiB each, filled with a known pattern; three ways to share\n"
         "each. Where the export works, a worker process imports the memory and checks the\n"
         "pattern; otherwise the cell shows the refusing call's error (listed below the "
-        "table).\n\n");
+        "table). The last three rows are pinned host memory, which section host_shared\n"
+        "shares with a worker in place.\n\n");
     const tutorial::ChildResult exporter =
         tutorial::run_child("share_exporter", {std::to_string(ctx.device)}, "", 90.0);
     const Grid g = parse_grid(exporter.output);
@@ -244,6 +282,7 @@ tutorial::Result run_which_memory(tutorial::Context& ctx) {
     claim_legacy(ctx, g);
     claim_pools(ctx, g);
     claim_vmm(ctx, g);
+    claim_host(ctx, g);
     int right = 0, refusals = 0;
     for (int k = 0; k < kinds; ++k) {
         for (int w = 0; w < ways; ++w) {

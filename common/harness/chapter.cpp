@@ -396,7 +396,7 @@ std::string check_memory(const Options& options, std::vector<Plan>& plans) {
 // The planned sections this run can start. Without a usable device, those that need one are
 // skipped all at once: one SKIP line with the reason, one with their names (not one per section:
 // a tour of the course on a machine without a GPU would repeat the same reason 50 times).
-std::vector<const Plan*> sections_to_run(const char* chapter, const std::vector<Plan>& plans,
+std::vector<const Plan*> sections_to_run(const Chapter& chapter, const std::vector<Plan>& plans,
                                          int device, const std::string& no_device, int& skipped) {
     std::vector<const Plan*> runnable;
     std::string names;
@@ -409,8 +409,13 @@ std::vector<const Plan*> sections_to_run(const char* chapter, const std::vector<
         }
     }
     if (skipped > 0) {
-        std::printf("SKIP: %s: %s\n      %d section%s not run: %s\n", chapter, no_device.c_str(),
-                    skipped, skipped == 1 ? "" : "s", names.c_str());
+        std::printf("SKIP: %s: %s\n      %d section%s not run: %s\n", chapter.name,
+                    no_device.c_str(), skipped, skipped == 1 ? "" : "s", names.c_str());
+        if (chapter.exercise_file != nullptr) {
+            std::printf("      the exercise to work on meanwhile: %s (its TODOs say what to "
+                        "write)\n",
+                        chapter.exercise_file);
+        }
     }
     return runnable;
 }
@@ -618,7 +623,7 @@ int run_chapter(const Chapter& table, int argc, char** argv) {
     int passed = 0;
     int failed = 0;
     int skipped = 0;
-    run_sections(chapter, sections_to_run(chapter.name, plans, device, no_device, skipped), pause,
+    run_sections(chapter, sections_to_run(chapter, plans, device, no_device, skipped), pause,
                  device, passed, failed, skipped);
     // Under compute-sanitizer, how many devices this run made a context on: the tool reports a
     // chapter's __managed__ variables once per context, and the sanitizer tests allow that many

@@ -88,6 +88,7 @@ struct Chapter {
     const char* title;
     std::vector<Section> sections;
     std::vector<ChildRole> child_roles = {};
+    const char* exercise_file = nullptr;  // an exercise: the file the learner edits
 };
 
 int run_chapter(const Chapter& chapter, int argc, char** argv);

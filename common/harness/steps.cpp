@@ -27,9 +27,9 @@ void StepTraffic::end() {
     open_.clear();
 }
 
-const UmTraffic& StepTraffic::of(const std::string& name) const {
+const UmTraffic& StepTraffic::of(const Step& step) const {
     static const UmTraffic none{};
-    const auto found = traffic_.find(name);
+    const auto found = traffic_.find(step.name);
     return found == traffic_.end() ? none : found->second;
 }
 

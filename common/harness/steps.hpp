@@ -1,17 +1,17 @@
 // Watching a walkthrough: the checks' side of common/step.hpp, where StepTimes lives.
 //
-// A lesson names the parts of its walkthrough with tutorial::step("name"); the checks run the
-// same walkthrough with a watcher installed and read what each named step took or moved, without
-// re-sequencing the lesson:
+// A lesson declares the steps of its walkthrough as tutorial::Step constants and opens each with
+// tutorial::During; the checks run the same walkthrough with a watcher installed and read what
+// each step took or moved, by the lesson's constant, without re-sequencing the lesson:
 //
 //   tutorial::StepTimes times;                 // watches every step from here on
 //   for (int r = 0; r < runs; ++r) walkthrough(bytes, ctx.device);   // rounds: interleaved
-//   const double faults_ms = times.median_ms("a kernel reads, pages fault in");
+//   const double faults_ms = times.median_ms(faults_in);
 //
 //   tutorial::UmCounters counters;
 //   tutorial::StepTraffic traffic(counters);   // what the driver moved in each step
 //   walkthrough(counted_bytes, ctx.device);
-//   const tutorial::UmTraffic& t = traffic.of("cudaMemPrefetchAsync to the GPU");
+//   const tutorial::UmTraffic& t = traffic.of(prefetched);
 //
 // A watcher uninstalls itself when it goes out of scope. Only one watches at a time.
 #pragma once
@@ -41,7 +41,7 @@ public:
     void end() override;
 
     // What moved in the step of that name (the last time it ran); not counted if never run.
-    const UmTraffic& of(const std::string& name) const;
+    const UmTraffic& of(const Step& step) const;
     // The steps in the order they ran, for a table.
     const std::vector<std::string>& order() const { return order_; }
 

@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex01_where_is",
         "Exercise (chapter 01_uva): where does a pointer's memory live?",
-        {{"check", "where_is: the kind of memory behind 10 pointers", {}, true, check}}};
+        {{"check", "where_is: the kind of memory behind 10 pointers", {}, true, check}},
+        {},
+        "01_uva/exercises/where_is.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

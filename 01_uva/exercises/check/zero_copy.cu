@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex01_zero_copy",
         "Exercise (chapter 01_uva): a kernel writes into host memory",
-        {{"check", "allocate_shared, fill_from_gpu, release_shared", {}, true, check}}};
+        {{"check", "allocate_shared, fill_from_gpu, release_shared", {}, true, check}},
+        {},
+        "01_uva/exercises/zero_copy.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

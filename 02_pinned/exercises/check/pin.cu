@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex02_pin",
         "Exercise (chapter 02_pinned): page-lock a buffer you already have",
-        {{"check", "pin and unpin: pinned, faster uploads, unpinned", {}, true, check}}};
+        {{"check", "pin and unpin: pinned, faster uploads, unpinned", {}, true, check}},
+        {},
+        "02_pinned/exercises/pin.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -148,6 +148,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex02_pipeline",
         "Exercise (chapter 02_pinned): overlap the upload, the kernel and the download",
-        {{"check", "process_pipelined: right results, sooner than serial", {}, true, check}}};
+        {{"check", "process_pipelined: right results, sooner than serial", {}, true, check}},
+        {},
+        "02_pinned/exercises/pipeline.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -214,6 +214,8 @@ int main(int argc, char** argv) {
           "a pool of pinned host memory: device access, a kernel's values, freed memory kept",
           {},
           true,
-          check}}};
+          check}},
+        {},
+        "02_pinned/exercises/pool.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex03_aplusb",
         "Exercise (chapter 03_managed): a + b with managed memory",
-        {{"check", "make_result_slot, add_on_gpu, free_result_slot", {}, true, check}}};
+        {{"check", "make_result_slot, add_on_gpu, free_result_slot", {}, true, check}},
+        {},
+        "03_managed/exercises/aplusb.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex03_table",
         "Exercise (chapter 03_managed): a table of row pointers a kernel follows",
-        {{"check", "make_table, free_table", {}, true, check}}};
+        {{"check", "make_table, free_table", {}, true, check}},
+        {},
+        "03_managed/exercises/table.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex04_callback",
         "Exercise (chapter 04_stream_attach): CPU work queued in a stream",
-        {{"check", "queue_and_total: returns at once, total right", {}, true, check}}};
+        {{"check", "queue_and_total: returns at once, total right", {}, true, check}},
+        {},
+        "04_stream_attach/exercises/callback.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -147,6 +147,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex04_thread_streams",
         "Exercise (chapter 04_stream_attach): a stream per host thread, its buffer attached",
-        {{"check", "run_tasks in 4 threads: right results, sooner than given", {}, true, check}}};
+        {{"check", "run_tasks in 4 threads: right results, sooner than given", {}, true, check}},
+        {},
+        "04_stream_attach/exercises/thread_streams.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

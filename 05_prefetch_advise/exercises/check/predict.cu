@@ -176,6 +176,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex05_predict",
         "Exercise (chapter 05_prefetch_advise): predict what the driver moves",
-        {{"check", "your predictions against the Unified Memory counters", {}, true, check}}};
+        {{"check", "your predictions against the Unified Memory counters", {}, true, check}},
+        {},
+        "05_prefetch_advise/exercises/predict.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex05_prefetch",
         "Exercise (chapter 05_prefetch_advise): prefetch instead of faulting",
-        {{"check", "increment_prefetched: right values, sooner than faults", {}, true, check}}};
+        {{"check", "increment_prefetched: right values, sooner than faults", {}, true, check}},
+        {},
+        "05_prefetch_advise/exercises/prefetch.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex05_read_mostly",
         "Exercise (chapter 05_prefetch_advise): advice for read-only data",
-        {{"check", "lookup_rounds: right sums, sooner than with no advice", {}, true, check}}};
+        {{"check", "lookup_rounds: right sums, sooner than with no advice", {}, true, check}},
+        {},
+        "05_prefetch_advise/exercises/read_mostly.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

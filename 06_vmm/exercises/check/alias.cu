@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
           "map_twice, unmap_twice: same memory, taken once, given back",
           {},
           true,
-          check}}};
+          check}},
+        {},
+        "06_vmm/exercises/alias.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -300,6 +300,8 @@ int main(int argc, char** argv) {
           "grow, shrink: the large request served, nothing moved, memory = use",
           {},
           true,
-          check}}};
+          check}},
+        {},
+        "06_vmm/exercises/expand.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

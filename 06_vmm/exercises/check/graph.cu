@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
           "make_step_graph, run_step: one graph launch per step, memory nodes inside",
           {},
           true,
-          check}}};
+          check}},
+        {},
+        "06_vmm/exercises/graph.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
     const tutorial::Chapter program{
         "ex06_grow",
         "Exercise (chapter 06_vmm): a buffer that grows without moving",
-        {{"check", "growable_resize: same address, data kept, memory = size", {}, true, check}}};
+        {{"check", "growable_resize: same address, data kept, memory = size", {}, true, check}},
+        {},
+        "06_vmm/exercises/grow.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -203,6 +203,8 @@ int main(int argc, char** argv) {
           "go_to_sleep, wake_up: saved, memory freed, same address, values back",
           {},
           true,
-          check}}};
+          check}},
+        {},
+        "06_vmm/exercises/sleep.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

@@ -174,6 +174,8 @@ int main(int argc, char** argv) {
           "prepare_pool, finish_pool: faster than threshold 0, kept, given back",
           {},
           true,
-          check}}};
+          check}},
+        {},
+        "06_vmm/exercises/threshold.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

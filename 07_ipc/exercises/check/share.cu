@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
         "ex07_share",
         "Exercise (chapter 07_ipc): a worker process uses the owner's buffer",
         {{"check", "share and worker: values doubled in place, mapping closed", {}, true, check}},
-        {{"worker", child_worker}}};
+        {{"worker", child_worker}},
+        "07_ipc/exercises/share.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }

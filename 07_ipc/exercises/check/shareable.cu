@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
         "ex07_shareable",
         "Exercise (chapter 07_ipc): memory legacy IPC can export",
         {{"check", "allocate_shareable: exported, opened by a worker, read", {}, true, check}},
-        {{"reader", child_reader}}};
+        {{"reader", child_reader}},
+        "07_ipc/exercises/shareable.cu"};
     return tutorial::run_chapter(program, argc, argv);
 }
