@@ -9,6 +9,10 @@
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
 
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,7 @@ struct Run {
     tutorial::ChildResult child;
     std::size_t before = 0, after = 0, free = 0, total = 0;
     std::string context, device, pinned, managed, reserve;
+    std::string limit_set, plain_mmap;  // the child's own check of its limit, before any CUDA call
     bool answered() const { return child.exited && child.exit_code == 0 && !context.empty(); }
     bool has_context() const { return context == "cudaSuccess"; }
 };
@@ -46,6 +51,8 @@ Run run_limited(int device, std::size_t limit) {
         const std::string a = tutorial::child_answer(r.child, call);
         return a.rfind("(no ", 0) == 0 ? std::string() : a;
     };
+    r.limit_set = answer("limit set");
+    r.plain_mmap = answer("plain mmap 256 MiB");
     r.context = answer("context");
     r.device = answer("cudaMalloc 256 MiB");
     r.pinned = answer("cudaMallocHost 256 MiB");
@@ -88,8 +95,21 @@ int child_limited(const std::vector<std::string>& args) {
     const std::size_t limit = std::strtoull(args.at(1).c_str(), nullptr, 10);
     std::printf("limit -> %zu\n", limit);  // stdout's buffer is made now, before any limit
     std::fflush(stdout);
+    if (limit != 0) {
+        // The limit's own check, before any CUDA call (the walkthrough sets the same limit
+        // again): setrlimit(2) says mmap fails with ENOMEM past it.
+        const rlimit lowered{limit, limit};
+        std::printf("limit set -> %s\n", setrlimit(RLIMIT_AS, &lowered) == 0 ? "yes" : "NO");
+        void* plain = mmap(nullptr, block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0);
+        const int error = plain == MAP_FAILED ? errno : 0;
+        if (plain != MAP_FAILED) munmap(plain, block);
+        std::printf("plain mmap 256 MiB -> %s\n", error == ENOMEM ? "ENOMEM"
+                                                   : error == 0    ? "mapped"
+                                                                   : std::strerror(error));
+        std::fflush(stdout);
+    }
     const Found f = walkthrough(device, limit);
-    std::printf("limit set -> %s\n", limit == 0 ? "none" : f.limit_set ? "yes" : "NO");
     std::printf("VmSize before -> %zu\nVmSize after -> %zu\n", f.before, f.after);
     std::printf("context -> %s\n", cudaGetErrorName(f.context));
     if (f.context != cudaSuccess) return 0;
@@ -140,8 +160,8 @@ void claim_limits(tutorial::Context& ctx, std::size_t taken, const Limits& l) {
         "and the errors under it are not in the calls' entries";
     ctx.claim(tutorial::observed(
         "context_reserves_space",
-        "creating a context grows the process's address space far beyond what it allocates "
-        "(VmSize after the first calls - before)",
+        "creating a context grows the process's address space by a GiB or more before any "
+        "allocation (VmSize after the first calls - before)",
         taken >= (std::size_t{1} << 30), format("%.2f GiB", in_gib(taken)), open_text));
     ctx.claim(tutorial::observed(
         "context_fails_below", "under a limit just below the least, context creation fails",
@@ -152,8 +172,9 @@ void claim_limits(tutorial::Context& ctx, std::size_t taken, const Limits& l) {
                              l.at_start.context.c_str(), l.roomy.context.c_str()),
         open_text));
     const Run& a = l.above;
-    const bool fail_with_memory_free = a.has_context() && a.pinned != "cudaSuccess" &&
-                                       a.managed != "cudaSuccess" && a.reserve != "CUDA_SUCCESS";
+    const bool fail_with_memory_free = a.has_context() && a.free >= a.total / 2 &&
+                                       a.pinned != "cudaSuccess" && a.managed != "cudaSuccess" &&
+                                       a.reserve != "CUDA_SUCCESS";
     ctx.claim(tutorial::observed(
         "allocations_fail_memory_free",
         "just above it the context is made, and allocations that need address space fail with "
@@ -164,6 +185,11 @@ void claim_limits(tutorial::Context& ctx, std::size_t taken, const Limits& l) {
                in_gib(a.free), a.pinned.c_str(), a.managed.c_str(), a.reserve.c_str(),
                a.device.c_str()),
         open_text));
+    ctx.claim(tutorial::observed(
+        "children_answer",
+        "under every limit the child answered with error codes rather than crashing or hanging",
+        l.all_answered, format("%d children", l.children + 1),
+        "what the driver does when the address space runs out is not in any entry"));
 }
 
 }  // namespace
@@ -203,10 +229,14 @@ tutorial::Result run_address_limit(tutorial::Context& ctx) {
         "out of memory while the GPU is empty. Raise the limit (ulimit -v unlimited; limit a\n"
         "container's memory, not its address space).\n\n");
     claim_limits(ctx, taken, l);
-    return ctx.verdict(l.all_answered,
-                       format("every one of %d children answered and exited (none crashed or "
-                              "hung), and with no limit every call succeeded",
-                              l.children + 1));
+    // The verdict: the limit was in force where nothing fits under it, as setrlimit(2) says
+    // (mmap fails with ENOMEM past it), and with no limit every call succeeded (checked above).
+    const bool in_force = l.at_start.limit_set == "yes" && l.at_start.plain_mmap == "ENOMEM";
+    return ctx.verdict(in_force,
+                       format("with no limit every call succeeded; under a limit at the child's "
+                              "own size the limit was %s and a plain 256 MiB mmap %s",
+                              l.at_start.limit_set == "yes" ? "set" : "NOT set",
+                              l.at_start.plain_mmap.c_str()));
 }
 
 TUTORIAL_SECTION(address_limit, run_address_limit);

@@ -282,28 +282,31 @@ void claim_managed_pool(tutorial::Context& ctx, const Seen& seen, std::size_t by
     // the H100 and the H200 at 32 MiB) stands too close to 1x to judge; its faults do not.
     const std::string not_compared = why_not_compared(seen, managed_pool, bytes);
     ManagedFaults faults;
-    if (not_compared.empty()) {
+    if (absent.empty()) {
         faults = count_managed_faults(bytes, passes, device);
         std::printf("\nThe managed pool's loops again, its GPU page faults counted (%s):\n"
                     "%.1f faults a pass at threshold 0, %.1f at UINT64_MAX.\n\n",
                     faults.control.empty() ? "no counters" : faults.control.c_str(),
                     faults.at_zero, faults.at_max);
     }
+    // At threshold 0 only where the pool gave the block back every time; the kept block's
+    // faults wherever they could be counted.
     const std::string why_faults = !not_compared.empty() ? not_compared : faults.why_not;
+    const std::string why_kept = !absent.empty() ? absent : faults.why_not;
     ctx.claim(tutorial::counted_at_least(
                   "managed_faults_at_zero",
-                  "...so at threshold 0 the kernel faults each pass's fresh block in: GPU page "
-                  "faults a pass",
+                  "...so at threshold 0 the kernel faults each pass's fresh block in (GPU page "
+                  "faults a pass)",
                   faults.at_zero, 1.0, " faults",
                   "the pool's fresh block was in device memory before the kernel touched it"),
               why_faults);
     ctx.claim(tutorial::counted_at_most(
                   "managed_kept_no_faults",
-                  "with UINT64_MAX the block the pool kept stays in device memory: GPU page "
-                  "faults a pass",
+                  "with UINT64_MAX the kernel takes no page faults on the block the pool kept "
+                  "(GPU page faults a pass)",
                   faults.at_max, 0.5, " faults",
                   "the block the pool kept had left device memory between the passes"),
-              why_faults);
+              why_kept);
     ctx.claim(tutorial::documented(
                   "managed_keeps_at_max",
                   "with threshold UINT64_MAX the default managed pool holds on to the block "

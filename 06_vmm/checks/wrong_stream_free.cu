@@ -114,8 +114,8 @@ tutorial::Result run_wrong_stream_free(tutorial::Context& ctx) {
         "value right",
         reader_right, format("%zu values wrong", f.in_reader_stream.wrong),
         "the free ran before the copy queued ahead of it in the same stream",
-        tutorial::Entry{"Runtime API reference: cudaFreeAsync", "Inserts a free operation",
-                        "Inserts"}));
+        tutorial::Entry{"Runtime API reference: cudaMemPoolReuseAllowOpportunistic",
+                        "already completed frees no dependency", "Allow"}));
     const Rules& r = f.rules;
     const bool all_enabled = r.defaults[0] == 1 && r.defaults[1] == 1 && r.defaults[2] == 1;
     ctx.claim(tutorial::documented(
@@ -128,9 +128,10 @@ tutorial::Result run_wrong_stream_free(tutorial::Context& ctx) {
                         "cudaMemPoolReuseAllowOpportunistic default enabled", "defaults"}));
     ctx.claim(tutorial::observed(
         "reuse_with_rules_on",
-        "with the rules on, another stream got the freed block (completed free / pending, "
-        "event / pending, no dependency)",
-        r.reused[0][0] && r.reused[0][1], cases_text(r, 0),
+        "with the rules on, another stream got a block freed earlier, and one freed behind an "
+        "event it waited for",
+        r.reused[0][0] && r.reused[0][1],
+        cases_text(r, 0) + " (completed / pending, event / pending, no dependency)",
         "each rule only allows the allocator to reuse memory freed in another stream; none "
         "says that it will"));
     ctx.claim(tutorial::observed(

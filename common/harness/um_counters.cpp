@@ -390,7 +390,9 @@ void UmCounters::start() {
 #if TUTORIAL_CUPTI
     if (!enabled_) return;
     Tally& t = tally();
-    flush_all();
+    // Until the records of what ran before stop coming: a late record of the work just before a
+    // step (a warm-up's faults) must not be charged to the step.
+    flush_until_settled();
     size_t dropped = 0;
     cupti().ActivityGetNumDroppedRecords(nullptr, 0, &dropped);  // resets the count
     std::lock_guard<std::mutex> lock(t.mutex);
