@@ -41,6 +41,7 @@ struct Found {
 };
 
 void system_call(bool ok, const char* what);
+bool whole(int fd, void* data, std::size_t bytes, bool write);
 int make_file(std::size_t bytes);
 void* map_file(int fd, std::size_t bytes, int protection, int flags);
 std::size_t upload_and_check(std::uint32_t* device, const void* host, std::size_t bytes,
@@ -65,7 +66,7 @@ Found walkthrough(std::size_t bytes, int device) {
     std::vector<std::uint32_t> copy(count);
     {
         const tutorial::During during(read_file);
-        system_call(pread(fd, copy.data(), bytes, 0) == static_cast<ssize_t>(bytes), "pread");
+        system_call(whole(fd, copy.data(), bytes, false), "pread");
     }
     found.wrong_read = mismatches_on_host(copy.data(), count, file_seed);
 
@@ -128,6 +129,19 @@ void system_call(bool ok, const char* what) {
     std::exit(1);
 }
 
+// All of `bytes` read from (or written to) the file from its start: one pread or pwrite moves at
+// most about 2 GiB, so larger files take several.
+bool whole(int fd, void* data, std::size_t bytes, bool write) {
+    auto* at = static_cast<char*>(data);
+    for (std::size_t done = 0; done < bytes;) {
+        const ssize_t moved = write ? pwrite(fd, at + done, bytes - done, done)
+                                    : pread(fd, at + done, bytes - done, done);
+        if (moved <= 0) return false;
+        done += static_cast<std::size_t>(moved);
+    }
+    return true;
+}
+
 // A file of `bytes` holding pattern(i, file_seed), in $TMPDIR (or /tmp), already unlinked: it
 // goes away with its last descriptor and mapping, whatever happens to the program. -1 where
 // there is no room for it.
@@ -140,7 +154,7 @@ int make_file(std::size_t bytes) {
     unlink(path.c_str());
     std::vector<std::uint32_t> values(bytes / sizeof(std::uint32_t));
     fill_on_host(values.data(), values.size(), file_seed);
-    if (pwrite(fd, values.data(), bytes, 0) != static_cast<ssize_t>(bytes)) {
+    if (!whole(fd, values.data(), bytes, true)) {
         close(fd);
         return -1;
     }

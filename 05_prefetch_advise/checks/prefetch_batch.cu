@@ -118,14 +118,18 @@ void claim_times(tutorial::Context& ctx, const Medians& m,
                       const Medians n = again();
                       return n.done_ms[batch] / n.done_ms[span];
                   }));
+    // Against its own time moving the ranges, not against the loop: a loop of calls on ranges in
+    // place took 5 us a range in one H200 run and 23 us in another (the batch: 23 to 27 us), so
+    // which of the two is faster there is this machine's, not the lesson's. On the H200 the
+    // batch in place took 0.56x to 0.61x of its moving time.
     ctx.claim(tutorial::at_least("batch_pays_in_place",
-                                 "with every range in place, the batch still pays per range and "
-                                 "the loop beats it (batch / loop)",
-                                 m.again_ms[batch] / m.again_ms[loop], 2.0, "x",
+                                 "with every range in place, the batch still pays per range "
+                                 "(its time in place / its time moving them)",
+                                 m.again_ms[batch] / m.done_ms[batch], 0.25, "x",
                                  "the batch call skips ranges that are already in place")
                   .again([&] {
                       const Medians n = again();
-                      return n.again_ms[batch] / n.again_ms[loop];
+                      return n.again_ms[batch] / n.done_ms[batch];
                   }));
 }
 

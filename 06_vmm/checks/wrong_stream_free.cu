@@ -43,6 +43,7 @@ void print_races(const Found& f, std::size_t count) {
 }
 
 void print_rules(const Rules& rules) {
+    std::printf("\n");
     tutorial::Table table({{"reuse rules"},
                            {"free completed, no dependency"},
                            {"free pending, stream waits on an event after it"},
@@ -82,7 +83,6 @@ tutorial::Result run_wrong_stream_free(tutorial::Context& ctx) {
         format_bytes(bytes).c_str(), reader_delay_ms);
     const Found f = walkthrough(bytes, ctx.device);
     print_races(f, count);
-    std::printf("\n");
     print_rules(f.rules);
     std::printf(
         "\nThe bug raises no error anywhere: every call returned cudaSuccess, and the reader\n"
