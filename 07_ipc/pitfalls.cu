@@ -59,7 +59,8 @@ int peek_worker(int device) {
     return send_all(STDOUT_FILENO, &first, sizeof first) ? 0 : 4;
 }
 
-// Step 3. A pool of host memory cannot be shared: its entry refuses any handle type for it.
+// Step 3. A pool at cudaMemLocationTypeHost cannot be shared: its entry refuses any handle type
+// for it (a pool at cudaMemLocationTypeHostNuma can be: section host_shared).
 cudaError_t exportable_host_pool() {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
