@@ -243,7 +243,8 @@ Found walkthrough(int gpus, std::size_t bytes, int copies, int runs, bool hold_s
 int main() {
     const int gpus = tutorial::device_count();
     if (gpus < 2) {
-        std::printf("SKIP: peer_bandwidth: copies between GPUs need 2 GPUs; this machine has %d\n", gpus);
+        std::printf("SKIP: peer_bandwidth: copies between GPUs need 2 GPUs; this machine has %d\n",
+                    gpus);
         return 77;  // as the course says a missing GPU
     }
     const Found found = walkthrough(gpus, std::size_t{64} << 20, 4, 5, true);

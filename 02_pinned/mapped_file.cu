@@ -28,12 +28,12 @@ constexpr tutorial::Step upload_pinned{"upload from the mapping, pinned"};
 // Which mappings of a file cudaHostRegister pins, with which flags; what each way of loading it
 // costs. What the walkthrough found:
 struct Found {
-    bool file_made = false;                    // false: $TMPDIR had no room for the file
-    int read_only_supported = 0;               // cudaDevAttrHostRegisterReadOnlySupported
-    cudaError_t read_only = cudaErrorUnknown;  // the shared read-only mapping, ReadOnly flag
+    bool file_made = false;                        // false: $TMPDIR had no room for the file
+    int read_only_supported = 0;                   // cudaDevAttrHostRegisterReadOnlySupported
+    cudaError_t read_only = cudaErrorUnknown;      // the shared read-only mapping, ReadOnly flag
     cudaError_t default_flags = cudaErrorUnknown;  // the same mapping, default flags
     cudaError_t private_copy = cudaErrorUnknown;   // a private writable mapping, default flags
-    std::size_t wrong_read = 0;      // values read wrong from the file (read())
+    std::size_t wrong_read = 0;                    // values read wrong from the file (read())
     std::size_t wrong_unpinned = 0;  // values uploaded wrong from the unpinned mapping
     std::size_t wrong_pinned = 0;    // values uploaded wrong once pinned
     std::size_t wrong_kernel = 0;    // values a kernel read wrong through the device pointer
@@ -80,8 +80,8 @@ Found walkthrough(std::size_t bytes, int device) {
     if (found.read_only_supported == 1) {
         {
             const tutorial::During during(pin_mapping);
-            found.read_only = cudaHostRegister(weights, bytes,
-                                               cudaHostRegisterReadOnly | cudaHostRegisterMapped);
+            found.read_only =
+                cudaHostRegister(weights, bytes, cudaHostRegisterReadOnly | cudaHostRegisterMapped);
         }
         if (found.read_only == cudaSuccess) {
             // 5. Uploads from it now run at the pinned rate, and a kernel reads the file's pages
@@ -96,7 +96,7 @@ Found walkthrough(std::size_t bytes, int device) {
         }
     }
 
-    // 6. The same read-only mapping with the default flags: refused.
+    // 6. The same read-only mapping with the default flags: what does cudaHostRegister answer?
     found.default_flags = cudaHostRegister(weights, bytes, cudaHostRegisterDefault);
     if (found.default_flags == cudaSuccess) {
         CUDA_CHECK(cudaHostUnregister(weights));
@@ -147,8 +147,8 @@ bool whole(int fd, void* data, std::size_t bytes, bool write) {
 // there is no room for it.
 int make_file(std::size_t bytes) {
     const char* dir = std::getenv("TMPDIR");
-    std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
-                       "/mapped_file_XXXXXX";
+    std::string path =
+        std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/mapped_file_XXXXXX";
     const int fd = mkstemp(path.data());
     if (fd < 0) return -1;
     unlink(path.c_str());
@@ -181,19 +181,21 @@ std::size_t upload_and_check(std::uint32_t* device, const void* host, std::size_
 
 #ifndef TUTORIAL_CHECKS
 int main() {
-    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const std::size_t bytes = std::size_t{256} << 20;
-    const Found found = walkthrough(bytes, 0);
+    walkthrough(bytes, 0);      // a warm-up: the kernels loaded, the file's pages cached once
+    tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
+    Found found;
+    for (int round = 0; round < 5; ++round) found = walkthrough(bytes, 0);  // medians of five
     if (!found.file_made) {
         std::printf("SKIP: mapped_file: no room for a 256 MiB file in $TMPDIR (or /tmp)\n");
         return 77;
     }
     times.print();
-    std::printf("256 MiB file, mapped read-only: cudaHostRegister(ReadOnly) %s, default flags %s; "
-                "a private writable mapping: %s\n",
-                found.read_only_supported == 1 ? cudaGetErrorName(found.read_only)
-                                               : "(not supported here)",
-                cudaGetErrorName(found.default_flags), cudaGetErrorName(found.private_copy));
+    std::printf(
+        "256 MiB file, mapped read-only: cudaHostRegister(ReadOnly) %s, default flags %s; "
+        "a private writable mapping: %s\n",
+        found.read_only_supported == 1 ? cudaGetErrorName(found.read_only) : "(not supported here)",
+        cudaGetErrorName(found.default_flags), cudaGetErrorName(found.private_copy));
     const std::size_t wrong = found.wrong_read + found.wrong_unpinned + found.wrong_pinned +
                               found.wrong_kernel + found.wrong_private;
     std::printf("values read wrong, every way: %zu\n", wrong);
@@ -201,12 +203,12 @@ int main() {
         // The card's number: the upload from the pinned mapping against the unpinned one.
         const double unpinned_ms = times.median_ms(upload_unpinned);
         const double pinned_ms = times.median_ms(upload_pinned);
-        std::printf("upload %.1f GB/s pinned against %.1f GB/s unpinned: %.2fx; pinning took "
-                    "%.1f ms (%.0f ms per GiB), reading the file %.1f ms\n",
-                    bytes / pinned_ms / 1e6, bytes / unpinned_ms / 1e6, unpinned_ms / pinned_ms,
-                    times.median_host_ms(pin_mapping),
-                    times.median_host_ms(pin_mapping) * (1 << 30) / bytes,
-                    times.median_host_ms(read_file));
+        std::printf(
+            "upload %.1f GB/s pinned against %.1f GB/s unpinned: %.2fx; pinning took "
+            "%.1f ms (%.0f ms per GiB), reading the file %.1f ms\n",
+            bytes / pinned_ms / 1e6, bytes / unpinned_ms / 1e6, unpinned_ms / pinned_ms,
+            times.median_host_ms(pin_mapping),
+            times.median_host_ms(pin_mapping) * (1 << 30) / bytes, times.median_host_ms(read_file));
     }
     return wrong == 0 ? 0 : 1;
 }

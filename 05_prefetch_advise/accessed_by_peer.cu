@@ -21,9 +21,7 @@ constexpr int owner = 1;   // the GPU the data is prefetched to
 // The walkthrough's steps: phases of the story, each one timed wherever steps are watched.
 // Without the advice ([0]) and with AccessedBy(GPU 0) ([1]): GPU 0's two reads, then GPU 1's.
 constexpr tutorial::Step reads[2][3] = {
-    {{"no advice: GPU 0 reads"},
-     {"no advice: GPU 0 reads again"},
-     {"no advice: then GPU 1 reads"}},
+    {{"no advice: GPU 0 reads"}, {"no advice: GPU 0 reads again"}, {"no advice: then GPU 1 reads"}},
     {{"AccessedBy(GPU 0): GPU 0 reads"},
      {"AccessedBy(GPU 0): GPU 0 reads again"},
      {"AccessedBy(GPU 0): then GPU 1 reads"}},
@@ -138,19 +136,21 @@ int main() {
         wrong += found.wrong;
     }
     times.print();
-    std::printf("AccessedBy lists GPU 0: %s with the advice, %s without; %zu sums wrong in the 3 "
-                "rounds\n",
-                found.listed[1] ? "yes" : "no", found.listed[0] ? "yes" : "no", wrong);
+    std::printf(
+        "AccessedBy lists GPU 0: %s with the advice, %s without; %zu sums wrong in the 3 "
+        "rounds\n",
+        found.listed[1] ? "yes" : "no", found.listed[0] ? "yes" : "no", wrong);
     // The card's number: GPU 0's first read by faults against with the advice, then GPU 1's
     // read after each, as rates: GB = 1e9 bytes over the kernel's time.
     const auto gbps = [&](const tutorial::Step& step) {
         return static_cast<double>(bytes) / 1e9 / (times.median_ms(step) / 1e3);
     };
-    std::printf("256 MiB: %.3gx faster with AccessedBy(GPU 0) (%.1f against %.1f GB/s); GPU 1 "
-                "then read the data at %.1f GB/s, against %.1f after GPU 0's faults had taken "
-                "it\n",
-                gbps(reads[1][0]) / gbps(reads[0][0]), gbps(reads[1][0]), gbps(reads[0][0]),
-                gbps(reads[1][2]), gbps(reads[0][2]));
+    std::printf(
+        "256 MiB: %.3gx faster with AccessedBy(GPU 0) (%.1f against %.1f GB/s); GPU 1 "
+        "then read the data at %.1f GB/s, against %.1f after GPU 0's faults had taken "
+        "it\n",
+        gbps(reads[1][0]) / gbps(reads[0][0]), gbps(reads[1][0]), gbps(reads[0][0]),
+        gbps(reads[1][2]), gbps(reads[0][2]));
     return wrong == 0 ? 0 : 1;
 }
 #endif

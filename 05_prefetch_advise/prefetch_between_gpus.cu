@@ -136,17 +136,18 @@ int main() {
     tutorial::StepTimes times;  // each step's time: the learner's instrument (common/step.hpp)
     const Found found = walkthrough(bytes, 7);
     times.print();
-    std::printf("LastPrefetchLocation named %d of %d destinations; %zu values wrong\n",
-                found.named, found.prefetches, found.wrong);
+    std::printf("LastPrefetchLocation named %d of %d destinations; %zu values wrong\n", found.named,
+                found.prefetches, found.wrong);
     // The card's number: the prefetch GPU 0 -> GPU 1 beside the upload and the peer copy, as
     // rates: GB = 1e9 bytes over the move's GPU time.
     const auto gbps = [&](const tutorial::Step& step) {
         return static_cast<double>(bytes) / 1e9 / (times.median_ms(step) / 1e3);
     };
-    std::printf("512 MiB: %.1f GB/s from GPU 0 to GPU 1 (%.1f back): %.2fx a pinned upload's "
-                "%.1f, yet %.0f%% of a peer copy's %.1f\n",
-                gbps(to_gpu1), gbps(to_gpu0), gbps(to_gpu1) / gbps(pinned_upload),
-                gbps(pinned_upload), 100.0 * gbps(to_gpu1) / gbps(peer_copy), gbps(peer_copy));
+    std::printf(
+        "512 MiB: %.1f GB/s from GPU 0 to GPU 1 (%.1f back): %.2fx a pinned upload's "
+        "%.1f, yet %.0f%% of a peer copy's %.1f\n",
+        gbps(to_gpu1), gbps(to_gpu0), gbps(to_gpu1) / gbps(pinned_upload), gbps(pinned_upload),
+        100.0 * gbps(to_gpu1) / gbps(peer_copy), gbps(peer_copy));
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

@@ -8,8 +8,8 @@
 #include "common/patterns.hpp"
 #include "common/step.hpp"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
@@ -23,23 +23,26 @@ constexpr int max_gpus = 8;  // the walkthrough takes at most this many: a step 
 // GPU's read ([g]) without the advice and with it; GPU 0's write, and each other GPU's read
 // after it.
 constexpr tutorial::Step unadvised_reads[max_gpus] = {
-    {"no advice: GPU 0 reads"}, {"no advice: GPU 1 reads"},
-    {"no advice: GPU 2 reads"}, {"no advice: GPU 3 reads"},
-    {"no advice: GPU 4 reads"}, {"no advice: GPU 5 reads"},
+    {"no advice: GPU 0 reads"}, {"no advice: GPU 1 reads"}, {"no advice: GPU 2 reads"},
+    {"no advice: GPU 3 reads"}, {"no advice: GPU 4 reads"}, {"no advice: GPU 5 reads"},
     {"no advice: GPU 6 reads"}, {"no advice: GPU 7 reads"},
 };
 constexpr tutorial::Step advised_reads[max_gpus] = {
-    {"ReadMostly: GPU 0 reads"}, {"ReadMostly: GPU 1 reads"},
-    {"ReadMostly: GPU 2 reads"}, {"ReadMostly: GPU 3 reads"},
-    {"ReadMostly: GPU 4 reads"}, {"ReadMostly: GPU 5 reads"},
+    {"ReadMostly: GPU 0 reads"}, {"ReadMostly: GPU 1 reads"}, {"ReadMostly: GPU 2 reads"},
+    {"ReadMostly: GPU 3 reads"}, {"ReadMostly: GPU 4 reads"}, {"ReadMostly: GPU 5 reads"},
     {"ReadMostly: GPU 6 reads"}, {"ReadMostly: GPU 7 reads"},
 };
 constexpr tutorial::Step gpu0_writes{"ReadMostly: GPU 0 writes"};
-constexpr tutorial::Step reads_after_write[max_gpus] = {  // {}: GPU 0 wrote
-    {}, {"after GPU 0 wrote: GPU 1 reads"},
-    {"after GPU 0 wrote: GPU 2 reads"}, {"after GPU 0 wrote: GPU 3 reads"},
-    {"after GPU 0 wrote: GPU 4 reads"}, {"after GPU 0 wrote: GPU 5 reads"},
-    {"after GPU 0 wrote: GPU 6 reads"}, {"after GPU 0 wrote: GPU 7 reads"},
+constexpr tutorial::Step reads_after_write[max_gpus] = {
+    // {}: GPU 0 wrote
+    {},
+    {"after GPU 0 wrote: GPU 1 reads"},
+    {"after GPU 0 wrote: GPU 2 reads"},
+    {"after GPU 0 wrote: GPU 3 reads"},
+    {"after GPU 0 wrote: GPU 4 reads"},
+    {"after GPU 0 wrote: GPU 5 reads"},
+    {"after GPU 0 wrote: GPU 6 reads"},
+    {"after GPU 0 wrote: GPU 7 reads"},
 };
 
 // What the walkthrough found: LastPrefetchLocation after the loop, without and with the advice
@@ -52,8 +55,8 @@ struct Found {
 // Defined below the walkthrough:
 std::size_t write_prefetch_read(std::uint32_t* data, std::size_t count, int gpus, int rounds,
                                 bool advised, const std::vector<unsigned long long*>& sums);
-std::size_t read_on(const tutorial::Step& step, int g, const std::uint32_t* data,
-                    std::size_t count, unsigned long long* sum_on_g, std::uint64_t expected);
+std::size_t read_on(const tutorial::Step& step, int g, const std::uint32_t* data, std::size_t count,
+                    unsigned long long* sum_on_g, std::uint64_t expected);
 int last_prefetch_location(const void* data, std::size_t bytes);
 
 // `gpus`: 2 to max_gpus.
@@ -134,8 +137,8 @@ std::uint64_t take_sum(unsigned long long* sum) {
 }
 
 // GPU g reads all of the data, as the step `step`. Returns 1 if its sum was not `expected`.
-std::size_t read_on(const tutorial::Step& step, int g, const std::uint32_t* data,
-                    std::size_t count, unsigned long long* sum_on_g, std::uint64_t expected) {
+std::size_t read_on(const tutorial::Step& step, int g, const std::uint32_t* data, std::size_t count,
+                    unsigned long long* sum_on_g, std::uint64_t expected) {
     CUDA_CHECK(cudaSetDevice(g));
     {
         const tutorial::During during(step);
@@ -180,10 +183,11 @@ int main() {
         slowest_before = std::max(slowest_before, times.median_ms(advised_reads[g]));
         fastest_after = std::min(fastest_after, times.median_ms(reads_after_write[g]));
     }
-    std::printf("256 MiB on %d GPUs: %.3gx faster for the slowest GPU with ReadMostly; after GPU "
-                "0's write the other GPUs' next read was %.3gx slower: their copies were "
-                "dropped\n",
-                gpus, slowest_without / slowest_with, fastest_after / slowest_before);
+    std::printf(
+        "256 MiB on %d GPUs: %.3gx faster for the slowest GPU with ReadMostly; after GPU "
+        "0's write the other GPUs' next read was %.3gx slower: their copies were "
+        "dropped\n",
+        gpus, slowest_without / slowest_with, fastest_after / slowest_before);
     return found.wrong == 0 ? 0 : 1;
 }
 #endif

@@ -108,16 +108,18 @@ int main(int argc, char** argv) {
         std::printf("RLIMIT_AS %.2f GiB: %s\n", gib(limit), f.limit_set ? "set" : "NOT set");
     }
     // The card's number: the address space the first CUDA calls took.
-    std::printf("VmSize %.2f GiB before the first CUDA call, %.2f GiB after: the context took "
-                "%.2f GiB of address space\n",
-                gib(f.before), gib(f.after), gib(f.after - f.before));
+    std::printf(
+        "VmSize %.2f GiB before the first CUDA call, %.2f GiB after: the context took "
+        "%.2f GiB of address space\n",
+        gib(f.before), gib(f.after), gib(f.after - f.before));
     std::printf("context: %s\n", cudaGetErrorName(f.context));
     if (f.context != cudaSuccess) return 0;
     std::printf("GPU memory free: %.1f of %.1f GiB\n", gib(f.free), gib(f.total));
-    std::printf("cudaMalloc 256 MiB -> %s\ncudaMallocHost 256 MiB -> %s\n"
-                "cudaMallocManaged 256 MiB -> %s\ncuMemAddressReserve 64 GiB -> %s\n",
-                cudaGetErrorName(f.device), cudaGetErrorName(f.pinned),
-                cudaGetErrorName(f.managed), tutorial::driver_error_name(f.reserve));
+    std::printf(
+        "cudaMalloc 256 MiB -> %s\ncudaMallocHost 256 MiB -> %s\n"
+        "cudaMallocManaged 256 MiB -> %s\ncuMemAddressReserve 64 GiB -> %s\n",
+        cudaGetErrorName(f.device), cudaGetErrorName(f.pinned), cudaGetErrorName(f.managed),
+        tutorial::driver_error_name(f.reserve));
     return 0;
 }
 #endif

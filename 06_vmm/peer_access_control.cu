@@ -126,9 +126,10 @@ int main(int argc, char**) {
     int gpus = 0;
     CUDA_CHECK(cudaGetDeviceCount(&gpus));
     if (gpus < 2) {
-        std::printf("SKIP: peer_access_control: a range granted to another GPU needs 2 GPUs; this "
-                    "machine has %d\n",
-                    gpus);
+        std::printf(
+            "SKIP: peer_access_control: a range granted to another GPU needs 2 GPUs; this "
+            "machine has %d\n",
+            gpus);
         return 77;  // as the course says a missing GPU
     }
     if (argc > 1) {

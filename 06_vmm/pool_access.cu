@@ -132,7 +132,8 @@ int main(int argc, char**) {
     int gpus = 0;
     CUDA_CHECK(cudaGetDeviceCount(&gpus));
     if (gpus < 2) {
-        std::printf("SKIP: pool_access: a pool for another GPU needs 2 GPUs; this machine has %d\n", gpus);
+        std::printf("SKIP: pool_access: a pool for another GPU needs 2 GPUs; this machine has %d\n",
+                    gpus);
         return 77;  // as the course says a missing GPU
     }
     if (argc > 1) {

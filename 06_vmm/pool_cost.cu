@@ -179,8 +179,10 @@ int main() {
                  {"pinned host", found.host, host_loops},
                  {"managed", found.managed, managed_loops}};
     const auto mib = [](std::uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
-    std::printf("64 MiB blocks, %d passes: ms a pass at threshold 0 and at UINT64_MAX, and MiB "
-                "each pool held after the synchronizations:\n", passes);
+    std::printf(
+        "64 MiB blocks, %d passes: ms a pass at threshold 0 and at UINT64_MAX, and MiB "
+        "each pool held after the synchronizations:\n",
+        passes);
     for (const auto& p : pools) {
         if (!p.pool.used) {
             std::printf("  %-11s pool: not available on this device\n", p.name);
@@ -189,11 +191,19 @@ int main() {
         // The card's number: how many times slower a pass is at threshold 0.
         const double zero_ms = times.median_host_ms(p.loops[0]) / passes;
         const double max_ms = times.median_host_ms(p.loops[1]) / passes;
-        std::printf("  %-11s pool: %.3f ms against %.3f ms a pass: %.1fx; held at threshold 0: "
-                    "%.0f to %.0f, at UINT64_MAX: %.0f to %.0f, after the trim: %.0f\n",
-                    p.name, zero_ms, max_ms, zero_ms / max_ms, mib(p.pool.at_zero.least),
-                    mib(p.pool.at_zero.most), mib(p.pool.at_max.least), mib(p.pool.at_max.most),
-                    mib(p.pool.after_trim));
+        std::printf(
+            "  %-11s pool: %.3f ms against %.3f ms a pass: %.1fx; held at threshold 0: "
+            "%.0f to %.0f, at UINT64_MAX: %.0f to %.0f, after the trim: %.0f\n",
+            p.name, zero_ms, max_ms, zero_ms / max_ms, mib(p.pool.at_zero.least),
+            mib(p.pool.at_zero.most), mib(p.pool.at_max.least), mib(p.pool.at_max.most),
+            mib(p.pool.after_trim));
+    }
+    if (found.device.used && found.managed.used) {  // the card's last number
+        const auto slowdown = [&](const tutorial::Step loops[2]) {
+            return times.median_host_ms(loops[0]) / times.median_host_ms(loops[1]);
+        };
+        std::printf("the managed pool's slowdown is %.3f of the device pool's\n",
+                    slowdown(managed_loops) / slowdown(device_loops));
     }
     return 0;
 }

@@ -136,7 +136,9 @@ int main() {
     int gpus = 0;
     CUDA_CHECK(cudaGetDeviceCount(&gpus));
     if (gpus < 2) {
-        std::printf("SKIP: striped: one range over several GPUs needs 2 of them; this machine has %d\n", gpus);
+        std::printf(
+            "SKIP: striped: one range over several GPUs needs 2 of them; this machine has %d\n",
+            gpus);
         return 77;  // as the course says a missing GPU
     }
     const std::size_t chunk = std::size_t{256} << 20;  // per GPU

@@ -37,8 +37,8 @@ Race race(cudaMemPool_t pool, std::size_t bytes, Free how);
 
 // One case of the reuse rules: where the free happened and what the allocating stream knew of it.
 enum class Case {
-    completed,     // the free has run, and the allocating stream has no dependency on it
-    after_event,   // the free is still queued, and the allocating stream waits for an event after it
+    completed,    // the free has run, its stream synchronized with the CPU; no stream dependency
+    after_event,  // the free is still queued, and the allocating stream waits for an event after it
     no_dependency  // the free is still queued, and the allocating stream knows nothing of it
 };
 constexpr int case_count = 3;
@@ -214,10 +214,11 @@ int main() {
     std::printf("  freed after the reader's event: %zu wrong\n", found.after_event.wrong);
     std::printf("  freed in the reader's stream:  %zu wrong\n", found.in_reader_stream.wrong);
     const char* settings[setting_count] = {"all three on", "FollowEventDependencies off",
-                                           "AllowOpportunistic off", "AllowInternalDependencies off",
-                                           "all three off"};
-    std::printf("Another stream's next allocation got the freed block (completed free / "
-                "pending free, event / pending free, no dependency):\n");
+                                           "AllowOpportunistic off",
+                                           "AllowInternalDependencies off", "all three off"};
+    std::printf(
+        "Another stream's next allocation got the freed block (completed, CPU synced / "
+        "pending free, event / pending free, no dependency):\n");
     for (int s = 0; s < setting_count; ++s) {
         std::printf("  %-30s %s / %s / %s\n", settings[s], found.rules.reused[s][0] ? "yes" : "no",
                     found.rules.reused[s][1] ? "yes" : "no",

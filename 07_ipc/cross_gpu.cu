@@ -3,15 +3,15 @@
 //   nvcc -std=c++17 -I. 07_ipc/cross_gpu.cu common/standalone.cu -o build/cross_gpu
 //   (or in 07_ipc/: nvcc -std=c++17 -I.. cross_gpu.cu ../common/standalone.cu
 //       -o ../build/cross_gpu)  (on the same line)
+#include <unistd.h>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
 #include "common/driver.hpp"
 #include "common/patterns.hpp"
 #include "common/process.hpp"
 #include "common/timing.hpp"  // and check.hpp's CUDA_CHECK
 #include "common/vmm.hpp"
-#include <unistd.h>
-#include <cstdint>
-#include <cstdlib>
-#include <vector>
 namespace {
 
 // A legacy handle is opened on another GPU as on the same one, peer access enabled on the way;

@@ -3,10 +3,6 @@
 //   nvcc -std=c++17 -I. 07_ipc/host_shared.cu common/standalone.cu -o build/host_shared
 //   (or in 07_ipc/: nvcc -std=c++17 -I.. host_shared.cu ../common/standalone.cu
 //       -o ../build/host_shared)  (on the same line)
-#include "common/check.hpp"
-#include "common/patterns.hpp"
-#include "common/process.hpp"
-#include "common/timing.hpp"
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cstdint>
@@ -14,6 +10,10 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+#include "common/check.hpp"
+#include "common/patterns.hpp"
+#include "common/process.hpp"
+#include "common/timing.hpp"
 namespace {
 
 // Two processes that pass pinned host memory back and forth (a loader and its GPU workers, the
@@ -237,7 +237,8 @@ struct Reached {
 
 // The pool's way: the pool from its descriptor; this process's GPU granted access (the pool's
 // memory is the CPU's by default), after asking what it had; then the block from its export
-// data, at one address for the CPU and for kernels, as host pool memory is.
+// data. Its one address serves the CPU and kernels here as in the exporter (no entry says the
+// CPU may use it in the importer: the chapter's checks show whether it can).
 Reached import_pool_block(int fd, Request& r, int device, cudaMemAccessFlags* before) {
     Reached m;
     CUDA_CHECK(cudaMemPoolImportFromShareableHandle(
@@ -293,9 +294,8 @@ void let_go(Way way, const Reached& m, std::size_t bytes) {
 double copy_rate(const std::uint32_t* host, std::size_t bytes) {
     void* on_gpu = nullptr;
     CUDA_CHECK(cudaMalloc(&on_gpu, bytes));
-    const double ms = tutorial::median_event_ms(1, 5, [&] {
-        CUDA_CHECK(cudaMemcpyAsync(on_gpu, host, bytes, cudaMemcpyHostToDevice, 0));
-    });
+    const double ms = tutorial::median_event_ms(
+        1, 5, [&] { CUDA_CHECK(cudaMemcpyAsync(on_gpu, host, bytes, cudaMemcpyHostToDevice, 0)); });
     CUDA_CHECK(cudaFree(on_gpu));
     return tutorial::gb_per_s(bytes, ms);
 }
@@ -339,6 +339,19 @@ int host_worker(int device) {
 // started as `<program> host_worker <device>`.
 int main(int argc, char** argv) {
     if (argc == 3 && std::string(argv[1]) == "host_worker") return host_worker(std::atoi(argv[2]));
+    int numa_pools = 0, handle_types = 0, numa_id = -1;
+    CUDA_CHECK(cudaDeviceGetAttribute(&numa_pools, cudaDevAttrHostNumaMemoryPoolsSupported, 0));
+    CUDA_CHECK(cudaDeviceGetAttribute(&handle_types, cudaDevAttrMemoryPoolSupportedHandleTypes, 0));
+    CUDA_CHECK(cudaDeviceGetAttribute(&numa_id, cudaDevAttrHostNumaId, 0));
+    if (numa_pools != 1 || (handle_types & cudaMemHandleTypePosixFileDescriptor) == 0 ||
+        numa_id < 0) {  // as the course says a missing capability
+        std::printf(
+            "SKIP: host_shared: no shareable pool of host NUMA memory here "
+            "(hostNumaMemoryPoolsSupported = %d, POSIX fd handles %s, hostNumaId = %d)\n",
+            numa_pools, (handle_types & cudaMemHandleTypePosixFileDescriptor) ? "yes" : "no",
+            numa_id);
+        return 77;
+    }
     const std::size_t bytes = std::size_t{64} << 20;
     const Found found = walkthrough(bytes, 0, {"/proc/self/exe"});
     std::printf("cudaIpcGetMemHandle(cudaHostAlloc memory) -> %s\n",
@@ -354,11 +367,12 @@ int main(int argc, char** argv) {
             continue;
         }
         const bool shared = w != copied;
-        std::printf("%-40s worker's GPU copies %.1f GB/s, %zu values wrong in its kernel, %s "
-                    "on its CPU; its write shows in %zu of %zu of the parent's values\n",
-                    way_names[w], s.gpu.copy_gbps, s.gpu.kernel_wrong,
-                    s.cpu_answered ? std::to_string(s.cpu.cpu_wrong).c_str() : "(no answer)",
-                    bytes / 4 - s.parent_not_written, bytes / 4);
+        std::printf(
+            "%-40s worker's GPU copies %.1f GB/s, %zu values wrong in its kernel, %s "
+            "on its CPU; its write shows in %zu of %zu of the parent's values\n",
+            way_names[w], s.gpu.copy_gbps, s.gpu.kernel_wrong,
+            s.cpu_answered ? std::to_string(s.cpu.cpu_wrong).c_str() : "(no answer)",
+            bytes / 4 - s.parent_not_written, bytes / 4);
         right = right && s.gpu_answered && s.gpu.kernel_wrong == 0 &&
                 (shared ? s.parent_not_written == 0 : s.parent_not_original == 0);
     }

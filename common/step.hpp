@@ -88,8 +88,9 @@ inline void watch_steps(StepWatcher* watcher) {
 }
 
 // Times each step two ways: GPU time between two events recorded on the step's stream (for
-// steps whose work runs on the GPU), and host time from step() to the step's end (for steps the
-// CPU does, or that wait). Neither waits for anything: the walkthrough runs as it would alone.
+// steps whose work runs on the GPU), and host time from the step's start to its end (for steps
+// the CPU does, or that wait). Neither waits for anything: the walkthrough runs as it would
+// alone.
 class StepTimes : public StepWatcher {
 public:
     StepTimes();

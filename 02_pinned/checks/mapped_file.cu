@@ -23,7 +23,7 @@ std::size_t all_wrong(const Found& f) {
 
 // The walkthrough `runs` times (after a warm-up), its steps timed: medians, ms.
 struct Medians {
-    Found found;  // the last round's
+    Found found;            // the last round's
     std::size_t wrong = 0;  // over every round
     double read_ms = 0, unpinned_ms = 0, pin_ms = 0, pinned_ms = 0;
 };
@@ -33,6 +33,7 @@ Medians time_rounds(std::size_t bytes, int device, int runs) {
     Medians m;
     for (int r = 0; r < runs; ++r) {
         m.found = walkthrough(bytes, device);
+        if (!m.found.file_made) return m;  // no room for the file in this round: nothing to judge
         m.wrong += all_wrong(m.found);
     }
     m.read_ms = times.median_host_ms(read_file);
@@ -51,8 +52,8 @@ void print_registrations(const Found& f) {
                    f.read_only_supported == 1 ? cudaGetErrorName(f.read_only)
                                               : "(hostRegisterReadOnlySupported = 0: not tried)"});
     table.add_row({"MAP_SHARED, PROT_READ", "Default", cudaGetErrorName(f.default_flags)});
-    table.add_row({"MAP_PRIVATE, PROT_READ | PROT_WRITE", "Default",
-                   cudaGetErrorName(f.private_copy)});
+    table.add_row(
+        {"MAP_PRIVATE, PROT_READ | PROT_WRITE", "Default", cudaGetErrorName(f.private_copy)});
     table.print();
 }
 
@@ -91,23 +92,23 @@ void claim_registrations(tutorial::Context& ctx, const Found& f) {
                                   "cudaHostRegisterReadOnly register memory", "supports"}),
               unsupported);
     ctx.claim(tutorial::observed(
-        "default_flags_refused",
-        "the same read-only mapping with the default flags is refused",
+        "default_flags_refused", "the same read-only mapping with the default flags is refused",
         f.default_flags != cudaSuccess,
         format("cudaHostRegister returned %s", cudaGetErrorName(f.default_flags)),
         "the cudaHostRegister entry calls cudaHostRegisterReadOnly required for memory mapped "
         "read-only, a duty on the caller; it names no error for leaving it out"));
     const bool can_register =
         tutorial::device_attribute(ctx.device, cudaDevAttrHostRegisterSupported) == 1;
-    ctx.claim(tutorial::documented(
-        "private_mapping_pins",
-        "a private writable mapping of the same file pins with the default flags",
-        f.private_copy == cudaSuccess,
-        format("cudaHostRegister returned %s", cudaGetErrorName(f.private_copy)),
-        "the kernel refused to pin the mapping's pages",
-        tutorial::Entry{"Runtime API reference: cudaHostRegister",
-                        "Page-locks the memory range", "maps"}),
-              can_register ? "" : "hostRegisterSupported = 0: cudaHostRegister is not supported here");
+    ctx.claim(
+        tutorial::documented(
+            "private_mapping_pins",
+            "a private writable mapping of the same file pins with the default flags",
+            f.private_copy == cudaSuccess,
+            format("cudaHostRegister returned %s", cudaGetErrorName(f.private_copy)),
+            "the kernel refused to pin the mapping's pages",
+            tutorial::Entry{"Runtime API reference: cudaHostRegister",
+                            "Page-locks the memory range", "maps"}),
+        can_register ? "" : "hostRegisterSupported = 0: cudaHostRegister is not supported here");
     ctx.claim(tutorial::documented(
                   "kernel_reads_file",
                   "a kernel reads the file's pages in place through cudaHostGetDevicePointer's "
@@ -125,14 +126,15 @@ void claim_pinned_rate(tutorial::Context& ctx, const Medians& m, std::size_t byt
     const std::string unsupported =
         f.read_only_supported == 1 ? "" : "hostRegisterReadOnlySupported = 0: not tried";
     const std::string not_pinned =
-        !unsupported.empty()            ? unsupported
-        : f.read_only != cudaSuccess    ? "the read-only mapping was not pinned"
+        !unsupported.empty()                         ? unsupported
+        : f.read_only != cudaSuccess                 ? "the read-only mapping was not pinned"
         : !tutorial::why_timing_not_judged().empty() ? tutorial::why_timing_not_judged()
-        : tutorial::device_attribute(ctx.device, cudaDevAttrPageableMemoryAccessUsesHostPageTables) == 1
+        : tutorial::device_attribute(ctx.device,
+                                     cudaDevAttrPageableMemoryAccessUsesHostPageTables) == 1
             ? "pageableMemoryAccessUsesHostPageTables = 1: the GPU reads pageable memory in place, "
               "and an unpinned copy may run at the pinned rate"
-        : tutorial::why_too_small(bytes, 16 << 20,
-                                  "so small a copy is mostly its fixed cost, pinned or not");
+            : tutorial::why_too_small(bytes, 16 << 20,
+                                      "so small a copy is mostly its fixed cost, pinned or not");
     ctx.claim(tutorial::at_least(
                   "pinned_mapping_faster",
                   "an upload from the pinned mapping is faster than from the same mapping "
@@ -141,7 +143,8 @@ void claim_pinned_rate(tutorial::Context& ctx, const Medians& m, std::size_t byt
                   "the unpinned upload ran at the pinned rate, or the link is slow both ways")
                   .again([&] {
                       const Medians n = time_rounds(bytes, ctx.device, runs);
-                      return n.pinned_ms > 0 ? n.unpinned_ms / n.pinned_ms : 0.0;
+                      return n.found.file_made && n.pinned_ms > 0 ? n.unpinned_ms / n.pinned_ms
+                                                                  : 0.0;
                   }),
               not_pinned);
 }
@@ -163,13 +166,18 @@ tutorial::Result run_mapped_file(tutorial::Context& ctx) {
         return ctx.skip("no room for a file of " + format_bytes(bytes) + " in $TMPDIR (or /tmp)");
     }
     const Medians m = time_rounds(bytes, ctx.device, runs);
+    if (!m.found.file_made) {
+        return ctx.skip("no room for a file of " + format_bytes(bytes) +
+                        " in $TMPDIR (or /tmp) "
+                        "in one of the rounds");
+    }
     const Found& f = m.found;
     print_registrations(f);
     std::printf("\n");
     print_costs(m, bytes);
     std::printf(
         "\nA server that maps its weights keeps one copy of them, the page cache's, and pinning\n"
-        "the mapping lets uploads run at the pinned rate with no second copy in memory. The\n"
+        "the mapping lets uploads run at the pinned rate from those very pages. The\n"
         "pages must stay read-only to the GPU: pin them with cudaHostRegisterReadOnly.\n\n");
 
     claim_registrations(ctx, f);

@@ -79,9 +79,10 @@ void print_run(const char* what, const Run& r) {
     std::printf("%s: context %s", what, r.context.empty() ? "(no answer)" : r.context.c_str());
     if (r.has_context()) {
         std::printf(", GPU memory free %.1f of %.1f GiB\n", in_gib(r.free), in_gib(r.total));
-        std::printf("  cudaMalloc 256 MiB -> %s; cudaMallocHost 256 MiB -> %s;\n"
-                    "  cudaMallocManaged 256 MiB -> %s; cuMemAddressReserve 64 GiB -> %s\n",
-                    r.device.c_str(), r.pinned.c_str(), r.managed.c_str(), r.reserve.c_str());
+        std::printf(
+            "  cudaMalloc 256 MiB -> %s; cudaMallocHost 256 MiB -> %s;\n"
+            "  cudaMallocManaged 256 MiB -> %s; cuMemAddressReserve 64 GiB -> %s\n",
+            r.device.c_str(), r.pinned.c_str(), r.managed.c_str(), r.reserve.c_str());
     } else {
         std::printf(" (%s)\n", r.child.describe().c_str());
     }
@@ -100,13 +101,13 @@ int child_limited(const std::vector<std::string>& args) {
         // again): setrlimit(2) says mmap fails with ENOMEM past it.
         const rlimit lowered{limit, limit};
         std::printf("limit set -> %s\n", setrlimit(RLIMIT_AS, &lowered) == 0 ? "yes" : "NO");
-        void* plain = mmap(nullptr, block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                           -1, 0);
+        void* plain =
+            mmap(nullptr, block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         const int error = plain == MAP_FAILED ? errno : 0;
         if (plain != MAP_FAILED) munmap(plain, block);
         std::printf("plain mmap 256 MiB -> %s\n", error == ENOMEM ? "ENOMEM"
-                                                   : error == 0    ? "mapped"
-                                                                   : std::strerror(error));
+                                                  : error == 0    ? "mapped"
+                                                                  : std::strerror(error));
         std::fflush(stdout);
     }
     const Found f = walkthrough(device, limit);
@@ -114,10 +115,11 @@ int child_limited(const std::vector<std::string>& args) {
     std::printf("context -> %s\n", cudaGetErrorName(f.context));
     if (f.context != cudaSuccess) return 0;
     std::printf("free bytes -> %zu\ntotal bytes -> %zu\n", f.free, f.total);
-    std::printf("cudaMalloc 256 MiB -> %s\ncudaMallocHost 256 MiB -> %s\n"
-                "cudaMallocManaged 256 MiB -> %s\ncuMemAddressReserve 64 GiB -> %s\n",
-                cudaGetErrorName(f.device), cudaGetErrorName(f.pinned),
-                cudaGetErrorName(f.managed), tutorial::driver_error_name(f.reserve));
+    std::printf(
+        "cudaMalloc 256 MiB -> %s\ncudaMallocHost 256 MiB -> %s\n"
+        "cudaMallocManaged 256 MiB -> %s\ncuMemAddressReserve 64 GiB -> %s\n",
+        cudaGetErrorName(f.device), cudaGetErrorName(f.pinned), cudaGetErrorName(f.managed),
+        tutorial::driver_error_name(f.reserve));
     return 0;
 }
 
@@ -203,23 +205,31 @@ tutorial::Result run_address_limit(tutorial::Context& ctx) {
     print_run("No limit", open);
     if (!open.answered()) {
         tutorial::print_child_output(open.child);
-        return ctx.verdict(false, "with no limit, the child did not answer: " +
-                                      open.child.describe());
+        return ctx.verdict(false,
+                           "with no limit, the child did not answer: " + open.child.describe());
     }
     if (open.device != "cudaSuccess" || open.pinned != "cudaSuccess" ||
         open.managed != "cudaSuccess" || open.reserve != "CUDA_SUCCESS") {
-        return ctx.skip("with no limit, not every allocation succeeded here (see above): "
-                        "nothing to compare a limit with");
+        rlimit inherited{};
+        getrlimit(RLIMIT_AS, &inherited);
+        return ctx.skip(
+            format("with no limit of ours, not every allocation succeeded here (see "
+                   "above; RLIMIT_AS as inherited: %s): nothing to compare a limit with",
+                   inherited.rlim_cur == RLIM_INFINITY
+                       ? "unlimited"
+                       : format("%.2f GiB", in_gib(inherited.rlim_cur)).c_str()));
     }
     const std::size_t taken = open.after - open.before;
-    std::printf("VmSize %.2f GiB before the first CUDA call, %.2f GiB after: the context took "
-                "%.2f GiB of address space.\n\n",
-                in_gib(open.before), in_gib(open.after), in_gib(taken));
+    std::printf(
+        "VmSize %.2f GiB before the first CUDA call, %.2f GiB after: the context took "
+        "%.2f GiB of address space.\n\n",
+        in_gib(open.before), in_gib(open.after), in_gib(taken));
     const Limits l = find_limits(ctx.device, open);
     if (l.bracketed) {
-        std::printf("The least limit a context was created under: %.2f GiB (to 64 MiB, %d "
-                    "children).\n",
-                    in_gib(l.least), l.children + 1);
+        std::printf(
+            "The least limit a context was created under: %.2f GiB (to 64 MiB, %d "
+            "children).\n",
+            in_gib(l.least), l.children + 1);
     }
     print_run("64 MiB below it", l.below);
     print_run("At it", l.above);
@@ -232,11 +242,11 @@ tutorial::Result run_address_limit(tutorial::Context& ctx) {
     // The verdict: the limit was in force where nothing fits under it, as setrlimit(2) says
     // (mmap fails with ENOMEM past it), and with no limit every call succeeded (checked above).
     const bool in_force = l.at_start.limit_set == "yes" && l.at_start.plain_mmap == "ENOMEM";
-    return ctx.verdict(in_force,
-                       format("with no limit every call succeeded; under a limit at the child's "
-                              "own size the limit was %s and a plain 256 MiB mmap %s",
-                              l.at_start.limit_set == "yes" ? "set" : "NOT set",
-                              l.at_start.plain_mmap.c_str()));
+    return ctx.verdict(
+        in_force,
+        format("with no limit every call succeeded; under a limit at the child's "
+               "own size the limit was %s and a plain 256 MiB mmap %s",
+               l.at_start.limit_set == "yes" ? "set" : "NOT set", l.at_start.plain_mmap.c_str()));
 }
 
 TUTORIAL_SECTION(address_limit, run_address_limit);

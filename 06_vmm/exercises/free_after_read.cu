@@ -8,7 +8,8 @@
 // nothing orders that free after the reader's copy: the pool may give the block to the owner's
 // next allocation at once, and the reader then copies out the owner's new values, with no error
 // from any call (the `wrong_stream_free` section shows it). Rewrite hand_back() so that the free
-// runs only after the reader's copy, in stream order, without the host waiting for the reader.
+// runs only after the reader's copy, in stream order. (The host need not wait for the reader:
+// the check prints how long your hand_back() took, but does not judge it.)
 //
 // The check (exercises/check/free_after_read.cu) sets up the race three times, in a pool of its
 // own that keeps what it is given: the reader's stream is busy for 50 ms before its copy of the
