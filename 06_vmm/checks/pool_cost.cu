@@ -248,7 +248,7 @@ void claim_managed_pool(tutorial::Context& ctx, const Seen& seen, std::size_t by
     // counters showed on the H200, 2026-12-02) not even a page fault when the kernel first
     // touches it. Its own slowdown at threshold 0 (1.37x to 1.96x on the H100 and the H200 at
     // 32 MiB) stands too close to 1x to judge; set against the device pool's (10x to 13x), it is
-    // a small fraction on both: 0.15x to 0.16x, judged at 0.5x.
+    // a small fraction on both: 0.12x to 0.16x, judged at 0.5x.
     // From 32 MiB: below it the device pool's own slowdown shrinks towards the launch and the
     // synchronization both loops pay, and the quotient with it loses its meaning.
     std::string not_compared = !why_not_compared(seen, managed_pool, bytes).empty()
