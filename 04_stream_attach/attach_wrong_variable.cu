@@ -28,7 +28,8 @@ constexpr tutorial::Step write_pending{"the CPU writes before the queued attach 
 
 // Step 1. The mistake: x is attached to stream1, but the host then writes y, which is still
 // attached globally, while a kernel runs. Where concurrentManagedAccess = 0, that write is a
-// segmentation fault.
+// segmentation fault (the Guide's N.2.2.1: any CPU access to managed memory while the GPU is
+// active, even to an allocation the kernel does not use).
 void write_y_with_x_attached() {
     tutorial::load_kernel(kernel);  // or its first launch may wait for the busy kernel
     cudaStream_t stream1 = nullptr;
@@ -88,7 +89,8 @@ void attach_behind_kernel(cudaStream_t stream, char* data) {
 // Step 3. An attach to the host queued behind a running kernel, and a CPU write before that
 // kernel ends. The attach takes effect only when the work before it has finished, so until then
 // the data is still globally visible: where concurrentManagedAccess = 0 the write is a
-// segmentation fault; had the attach taken effect at once, the write would be allowed.
+// segmentation fault (N.2.2.1, as in step 1); had the attach taken effect at once, the write
+// would be allowed.
 void write_before_queued_attach() {
     int* data = nullptr;
     CUDA_CHECK(cudaMallocManaged(&data, sizeof *data));  // global: cudaMemAttachGlobal

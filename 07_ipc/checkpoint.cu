@@ -39,9 +39,10 @@ struct Found {
 // The child's side. It puts a pattern in device memory, says where on its standard output, then
 // waits for a line on its standard input; meanwhile the parent checkpoints and restores it. It
 // makes no CUDA call while it waits (a locked process's next call would block). Then it asks
-// what its pointer is now: where it is still device memory, the buffer came back at the address
-// it had, and the child reads it through that pointer and counts the values that are not the
-// pattern. (Elsewhere a kernel reading through it would fault.)
+// what its pointer is now: a process restored works again with the pointers it holds, so it
+// should name the child's device memory, and the child reads it through that pointer and counts
+// the values that are not the pattern. (A pointer that named no device memory would make a
+// kernel fault: the child then reads nothing.)
 int hold_pattern(int device, std::size_t bytes) {
     const std::size_t count = bytes / sizeof(std::uint32_t);
     CUDA_CHECK(cudaSetDevice(device));

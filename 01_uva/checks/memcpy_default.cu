@@ -95,15 +95,16 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
         what_it_did(child, "device -> device as cudaMemcpyHostToDevice").c_str(),
         what_it_did(child, "pinned -> device as cudaMemcpyDeviceToHost").c_str(),
         what_it_did(child, "pageable -> device as cudaMemcpyDeviceToDevice").c_str());
-    // The Guide: under unified addressing cudaMemcpyKind can be cudaMemcpyDefault, which finds
-    // the locations from the pointers (host memory CUDA never saw included).
+    // The cudaMemcpy entry: with cudaMemcpyDefault the type of transfer is inferred from the
+    // pointer values, for any pair of them (host to host included), on a system that supports
+    // unified virtual addressing (the only one where the entry allows cudaMemcpyDefault).
     ctx.claim(tutorial::documented(
         "default_finds_direction",
         "cudaMemcpyDefault finds the direction from the addresses for all 16 pairs of kinds",
         bad_pairs == 0, tutorial::format("%d of 16 pairs arrived intact", 16 - bad_pairs),
         "this system has no unified addressing, so the runtime cannot tell the kinds apart",
-        tutorial::Entry{"Programming Guide, Unified Virtual Address Space",
-                        "cudaMemcpyKind cudaMemcpyDefault", "can"}));
+        tutorial::Entry{"Runtime API reference: cudaMemcpy",
+                        "cudaMemcpyDefault type of transfer pointer values", "is inferred"}));
     // The child's line for kind 7 reads "<call> -> <error>, data ...": the error is the answer.
     const std::string no_such_kind = tutorial::child_answer(child, "kind 7 (no such kind)");
     const std::string returned = no_such_kind.substr(0, no_such_kind.find(','));

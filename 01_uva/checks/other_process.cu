@@ -55,10 +55,17 @@ void claim_what_was_seen(tutorial::Context& ctx, const Seen& seen, bool unknown_
     // its note adds from CUDA 11.0 for a host pointer, cudaMemoryTypeUnregistered with
     // cudaSuccess. The Guide's section on unified addressing says why the parent's pointer is
     // such a pointer there: it is not valid outside its process.
+    // Any other answer (another error, or a type CUDA knows) is shown as the child printed it.
+    const std::size_t line = child.output.find("cudaPointerGetAttributes: ");
+    const std::string answer =
+        line == std::string::npos
+            ? "the child printed no answer of cudaPointerGetAttributes"
+            : child.output.substr(line, child.output.find('\n', line) - line) +
+                  ", neither answer the entry gives";
     ctx.claim(tutorial::documented(
         "unknown_in_other_process", "in another process this address is not CUDA memory",
         unknown_there,
-        !unknown_there  ? "known there"
+        !unknown_there  ? answer
         : refused_there ? "cudaPointerGetAttributes there: cudaErrorInvalidValue"
                         : "cudaPointerGetAttributes there: unregistered",
         "the two processes share one address space through some other mechanism",
@@ -134,12 +141,18 @@ tutorial::Result run_other_process(tutorial::Context& ctx) {
     // Not CUDA memory there: the cudaPointerGetAttributes entry returns cudaErrorInvalidValue for
     // a pointer no context of the process allocated, mapped or registered, and (its note, from
     // CUDA 11.0) cudaMemoryTypeUnregistered with cudaSuccess for a host pointer it does not know.
-    // The child's line on the address, printed before its kernel ran (which may end it).
-    const bool unknown_there =
-        child.output.find("type cudaMemoryTypeUnregistered") != std::string::npos ||
-        child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue") != std::string::npos;
+    // Exactly those two answers count: the lesson zeroes the attributes before the call, and 0 is
+    // cudaMemoryTypeUnregistered, so the type alone would also read "unregistered" after any other
+    // error (cudaErrorInvalidDevice, ...). The child's line on the address, printed before its
+    // kernel ran (which may end it).
     const bool refused_there =
-        child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue") != std::string::npos;
+        child.output.find("cudaPointerGetAttributes: cudaErrorInvalidValue, type ") !=
+        std::string::npos;
+    const bool unknown_there =
+        refused_there ||
+        child.output.find(
+            "cudaPointerGetAttributes: cudaSuccess, type cudaMemoryTypeUnregistered") !=
+            std::string::npos;
     const bool kernel_faulted =
         child.exited && child.exit_code == 3 &&
         child.output.find("returned cudaErrorIllegalAddress") != std::string::npos;

@@ -44,7 +44,7 @@ constexpr const char* enable_first = "cudaDeviceEnablePeerAccess(b, 0)";
 constexpr const char* enable_again = "cudaDeviceEnablePeerAccess(b, 0) again";
 
 // The refused calls: two codes the entries list for their cases, and the refusal for one's own
-// device, whose code is where the entry's text and this driver part. Returns whether the two
+// device, whose code the Runtime and Driver API entries disagree on. Returns whether the two
 // codes came as listed.
 bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
     const std::string not_enabled = tutorial::child_answer(child, disable_never_enabled);
@@ -69,8 +69,8 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
                                            first + ", so the second was not a second one");
     // The entry refuses the call where cudaDeviceCanAccessPeer says the current device cannot
     // reach peerDevice, which it says of a device and itself: the refusal is documented. Its
-    // code is cudaErrorInvalidDevice there; this driver returns another (the next claim, which is
-    // observed), so any error counts here.
+    // code is cudaErrorInvalidDevice there and others in the Driver API's entry (the next claim,
+    // which is observed), so any error counts here.
     const bool refused = itself != "cudaSuccess" && itself.rfind("cudaError", 0) == 0;
     ctx.claim(
         tutorial::documented(
@@ -82,21 +82,23 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
         can == "0" ? ""
                    : "cudaDeviceCanAccessPeer(&can, a, a) gave " + can +
                          ", so the entry promises no refusal");
-    // Read literally, the entries give one's own device cudaErrorInvalidDevice (the Runtime API's
-    // cudaDeviceEnablePeerAccess, where cudaDeviceCanAccessPeer says 0) or, for one's own
-    // context, CUDA_ERROR_INVALID_CONTEXT (the Driver API's cuCtxEnablePeerAccess). Driver 580
-    // returns cudaErrorPeerAccessUnsupported, which neither lists for this case: the driver
-    // departs from the text, and the claim names it.
+    // The references disagree on the code. The Runtime API's cudaDeviceEnablePeerAccess returns
+    // cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says the current device cannot reach
+    // peerDevice. The Driver API's cuCtxEnablePeerAccess returns CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+    // in that case (the runtime's cudaErrorPeerAccessUnsupported), and CUDA_ERROR_INVALID_CONTEXT
+    // where the current context is peerContext, as it is here: device a's primary context is both.
+    // Driver 580 returns cudaErrorPeerAccessUnsupported, the Driver API's first code: with three
+    // codes for one case, the code is observed.
     ctx.claim(tutorial::observed(
         "own_device_code",
-        "for one's own device this driver departs from the entry: cudaDeviceEnablePeerAccess "
-        "returns cudaErrorPeerAccessUnsupported, where the entry reads cudaErrorInvalidDevice",
+        "for one's own device cudaDeviceEnablePeerAccess returns cudaErrorPeerAccessUnsupported, "
+        "the Driver API entry's code, not the Runtime API entry's cudaErrorInvalidDevice",
         itself == "cudaErrorPeerAccessUnsupported", "returned " + itself,
-        "the cudaDeviceEnablePeerAccess entry returns cudaErrorInvalidDevice where "
-        "cudaDeviceCanAccessPeer says 0, as it does for a device and itself, and "
-        "cuCtxEnablePeerAccess returns CUDA_ERROR_INVALID_CONTEXT for its own context; "
-        "cudaErrorPeerAccessUnsupported is in neither entry for this case, so the code is what "
-        "this driver does, not the reference's"));
+        "the references disagree on the code: the cudaDeviceEnablePeerAccess entry returns "
+        "cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says 0, as it does for a device "
+        "and itself; the cuCtxEnablePeerAccess entry returns CUDA_ERROR_PEER_ACCESS_UNSUPPORTED "
+        "where cuDeviceCanAccessPeer says 0, and CUDA_ERROR_INVALID_CONTEXT where the current "
+        "context is peerContext; which one a driver returns is its choice"));
     // The refusal for one's own device is a claim above, which fails the section if it does not
     // hold; its code is observed, so the result does not read that answer.
     return not_enabled == "cudaErrorPeerAccessNotEnabled" &&
@@ -225,8 +227,10 @@ tutorial::Result run_peer_access(tutorial::Context& ctx) {
         "what lets another GPU's kernels use it. cudaDeviceEnablePeerAccess maps all of the\n"
         "peer's cudaMalloc memory, present and future, for the current device, one direction\n"
         "at a time. The reference names the codes for disabling what was never enabled and for\n"
-        "enabling twice, and for one's own device (which cudaDeviceCanAccessPeer says it cannot\n"
-        "reach) cudaErrorInvalidDevice: the code above is this driver's. A kernel using a peer's\n"
+        "enabling twice. For one's own device (which cudaDeviceCanAccessPeer says it cannot\n"
+        "reach) it refuses the call but disagrees on the code: cudaErrorInvalidDevice in the\n"
+        "Runtime API, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED or CUDA_ERROR_INVALID_CONTEXT in the\n"
+        "Driver API; the code above is the one this driver chose. A kernel using a peer's\n"
         "pointer before access is enabled is outside the contract: the child's fault is what\n"
         "%s did, not a rule.\n\n",
         tutorial::this_driver().c_str());

@@ -158,9 +158,10 @@ void claim_addresses(tutorial::Context& ctx, const Counts& n, const Device& devi
                              tutorial::Entry{"Runtime API reference: Unified Addressing",
                                              "cudaMallocHost cudaHostAlloc", "is always"}),
         no_uva);
-    // Judged where every visible GPU has canUseHostPointerForRegisteredMem = 1: there the
-    // pointer cudaHostGetDevicePointer returns "will match the original pointer" (the
-    // cudaHostRegister entry), through which the memory "can also be accessed from the device".
+    // Judged where every visible GPU has canUseHostPointerForRegisteredMem = 1. The
+    // cudaHostRegister entry promises that on such a device the memory can be accessed from the
+    // device through the host pointer itself; that cudaHostGetDevicePointer then gives back that
+    // very pointer is the claim above (registered_same_address), so the kernels' pointer is it.
     ctx.claim(tutorial::documented(
                   "registered_reachable",
                   "a kernel uses cudaHostRegister memory of every flag through "
@@ -169,7 +170,9 @@ void claim_addresses(tutorial::Context& ctx, const Counts& n, const Device& devi
                   format("%d of %d kernels saw the right data", n.kernel[1], n.tried[1]),
                   "a registration the device cannot reach over the bus",
                   tutorial::Entry{"Runtime API reference: cudaHostRegister",
-                                  "cudaHostGetDevicePointer all non-zero", "will"}),
+                                  "cudaDevAttrCanUseHostPointerForRegisteredMem non-zero "
+                                  "accessed host pointer",
+                                  "can"}),
               mixed);
 }
 

@@ -112,8 +112,8 @@ void claim_registrations(tutorial::Context& ctx, const Found& f) {
     ctx.claim(tutorial::documented(
                   "kernel_reads_file",
                   "a kernel reads the file's pages in place through cudaHostGetDevicePointer's "
-                  "pointer: values read wrong",
-                  f.wrong_kernel == 0, format("%zu wrong", f.wrong_kernel),
+                  "pointer",
+                  f.wrong_kernel == 0, format("%zu values read wrong", f.wrong_kernel),
                   "the device pointer did not reach the file's pages",
                   tutorial::Entry{"Runtime API reference: cudaHostGetDevicePointer",
                                   "device pointer of mapped host memory", "Passes back"}),

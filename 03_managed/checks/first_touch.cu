@@ -89,22 +89,28 @@ void print_free_memory(const FreeMemory& f) {
     table.print();
 }
 
-// What cudaMemGetInfo showed, as observations: the reference leaves where pages go open.
-void claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t bytes,
+// What cudaMemGetInfo showed: no memory at the call, as N.2.1.1 promises (true where that was
+// judged; a claim not held fails the section by itself); where pages go, as observations: the
+// reference leaves that open.
+bool claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t bytes,
                        const std::string& paging) {
     const Taken t = taken_by(f);
     const Judge j{static_cast<double>(bytes)};
-    // N.2.1.1 says such devices allocate no physical memory at the call, in the sentence that
-    // says the memory may (可能) then reside on the CPU or the GPU; the cudaMallocManaged entry
-    // says it may not be populated when the call returns: observed, never a FAIL.
-    ctx.claim(tutorial::observed(
+    // N.2.1.1: devices of compute capability 6.x and later allocate no physical memory at the
+    // cudaMallocManaged call (its 可能, in the sentence's next statement, is about where the pages
+    // go at first touch: the CPU or the GPU). Judged where pages are made on demand.
+    const bool none_at_call = j.nothing(t.alloc) && j.nothing(t.alloc_2);
+    const std::string no_paging = tutorial::why_no_on_demand_paging(ctx.device);
+    ctx.claim(tutorial::documented(
                   "no_memory_at_the_call", "cudaMallocManaged takes no device memory at the call",
-                  j.nothing(t.alloc) && j.nothing(t.alloc_2),
+                  none_at_call,
                   used(t.alloc) + " at the first, " + used(t.alloc_2) + " at the second",
-                  "the cudaMallocManaged entry says the memory may not be populated when the "
-                  "call returns, and N.2.1.1's sentence on it says the pages may reside on the "
-                  "CPU or the GPU"),
-              tutorial::why_no_on_demand_paging(ctx.device));
+                  "the driver allocated physical memory at the call, or another process "
+                  "allocated device memory meanwhile (each walkthrough was run again)",
+                  tutorial::Entry{"Programming Guide, N.2.1.1 Explicit Allocation Using "
+                                  "cudaMallocManaged()",
+                                  "6.x cudaMallocManaged() 物理内存", "不会"}),
+              no_paging);
     ctx.claim(tutorial::observed(
                   "kernel_touch_takes_memory",
                   "a kernel's first touch puts managed pages in device memory", j.all(t.gpu_touch),
@@ -123,6 +129,7 @@ void claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t 
                                  j.all(t.cuda_malloc), used(t.cuda_malloc) + " at cudaMalloc",
                                  "the cudaMalloc entry says it allocates device memory, not when "
                                  "cudaMemGetInfo's free count falls"));
+    return no_paging.empty();
 }
 
 // What the counted claims came to: how many could be judged and held, and why the others could
@@ -233,26 +240,31 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
         "\nThe managed allocation itself took no device memory; the kernel's first touch did,\n"
         "page by page as it faulted them in. Pages first touched by the CPU live in host\n"
         "memory and cost the GPU nothing until a kernel uses them; then they move over.\n"
-        "cudaMalloc takes its memory at once. The Guide (N.2.1.1) says only that managed\n"
-        "memory is populated at first touch, on the CPU or the GPU: which one, and what\n"
-        "cudaMemGetInfo then shows, is what this driver did. This is also what lets managed\n"
+        "cudaMalloc takes its memory at once. The Guide (N.2.1.1) says that on devices of\n"
+        "compute capability 6.x and later cudaMallocManaged allocates no physical memory, and\n"
+        "that the memory is populated at first touch, on the CPU or the GPU: which one, and\n"
+        "what cudaMemGetInfo then shows, is what this driver did. This is also what lets managed\n"
         "allocations exceed the GPU's memory (oversubscription): pages are evicted to the host\n"
         "when the GPU runs out. This course never asks for more managed memory than the GPU\n"
         "has free; the README says why.\n\n");
     const std::string paging = tutorial::why_pages_need_not_migrate(ctx.device);
-    claim_free_memory(ctx, f, bytes, paging);
+    const bool call_judged = claim_free_memory(ctx, f, bytes, paging);
     const Counted counted = count_and_judge(ctx, paging);
-    // The free-memory steps are observations: only the counters judge, so without them the
-    // section has judged nothing, and says so.
-    if (counted.judged == 0) {
-        return ctx.skip("nothing here could be judged: the free-memory steps are observations, "
-                        "and the counted claims were not judged (" + counted.why_not + ")");
+    // Judged: the allocation at the call (documented, where pages are made on demand) and the
+    // counted claims; the other free-memory steps are observations. With neither, the section
+    // has judged nothing, and says so.
+    if (!call_judged && counted.judged == 0) {
+        return ctx.skip("nothing here could be judged: " +
+                        tutorial::why_no_on_demand_paging(ctx.device) +
+                        "; the counted claims were not judged (" + counted.why_not + ")");
     }
     const Taken t = taken_by(f);
-    return ctx.verdict(counted.held == counted.judged,
+    const Judge j{static_cast<double>(bytes)};
+    const bool none_at_call = j.nothing(t.alloc) && j.nothing(t.alloc_2);
+    return ctx.verdict((!call_judged || none_at_call) && counted.held == counted.judged,
                        tutorial::format("%d of %d counted claims held; two cudaMallocManaged "
                                         "calls of %s took %s and %s of device memory "
-                                        "(cudaMemGetInfo, observed)",
+                                        "(cudaMemGetInfo)",
                                         counted.held, counted.judged,
                                         tutorial::format_bytes(bytes).c_str(),
                                         used(t.alloc).c_str(), used(t.alloc_2).c_str()));

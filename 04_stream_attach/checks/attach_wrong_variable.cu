@@ -144,13 +144,19 @@ bool judge_rules(tutorial::Context& ctx, const ChildResult& rules) {
     const std::string at_return = tutorial::child_answer(
         rules, std::string("end of \"") + attach_queued.name + "\": the work before it");
     const bool enqueued = at_return == "cudaErrorNotReady";
+    // What the call itself does, in the entry's first sentence: it enqueues an operation in the
+    // stream (its brief: it attaches asynchronously), so it returns with the attach queued behind
+    // the kernel, which still runs. The entry's next sentence, that the attach takes effect only
+    // once the work before it is done, says when the attach acts, not when the call returns:
+    // queued_attach_write_faults below rests on that one.
     ctx.claim(tutorial::documented(
         "attach_enqueued",
         "cudaStreamAttachMemAsync enqueues the attach in the stream: the call returns while the "
         "kernel queued before it still runs",
         enqueued, "the kernel before it was " + at_return + " as the call returned",
         "the call waited for the work queued before it in the stream",
-        Entry{"Runtime API reference: cudaStreamAttachMemAsync", "stream-ordered", "is"}));
+        Entry{"Runtime API reference: cudaStreamAttachMemAsync", "operation stream association",
+              "Enqueues"}));
     return rules.succeeded() && refused && valid_accepted && enqueued;
 }
 
@@ -191,6 +197,10 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
         concurrent ? "Here any managed memory may be shared concurrently, so\n"
                      "every write works; the same code crashes on Windows, WSL or Jetson."
                    : "Here that is what the children show.");
+    // Both faults: the Unified Memory appendix (N.2.2.1) says that where concurrentManagedAccess
+    // = 0, a CPU access while the GPU is active is a segmentation fault (会), even to another
+    // managed allocation than the kernel's. Step 1: y is such an allocation; attaching x to
+    // stream1 changes nothing of y (the appendix's N.2.2.4 example says this code is an error).
     const bool first = faulted_at(story, write_y);
     ctx.claim(tutorial::documented("wrong_variable_faults",
                                    "with only x attached, the CPU writing y during the kernel is "
@@ -198,18 +208,24 @@ tutorial::Result run_attach_wrong_variable(tutorial::Context& ctx) {
                                    first, "the child " + story.describe(),
                                    "the driver let the CPU touch globally visible managed memory "
                                    "while a kernel ran",
-                                   Entry{"Programming Guide, N.2.2.4 Stream Association Examples",
-                                         "x stream1", "会"}),
+                                   Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To "
+                                         "Managed Memory",
+                                         "CPU/GPU 不同的托管内存分配", "会"}),
               attach_rule_not_judged(concurrent));
     const bool rules_right = judge_rules(ctx, rules);
+    // Step 3: the attach to the host is stream-ordered (the cudaStreamAttachMemAsync entry: it
+    // takes effect only when the work before it in the stream has completed), so while the
+    // kernel before it runs the data is still global, and the CPU's write is the access N.2.2.1
+    // says is a segmentation fault.
     const bool third = faulted_at(pending, write_pending);
     ctx.claim(tutorial::documented("queued_attach_write_faults",
                                    "while an attach waits behind a kernel, a CPU write to the "
                                    "still global data is a segmentation fault",
                                    third, "the child " + pending.describe(),
                                    "the attach took effect at once instead of in stream order",
-                                   Entry{"Runtime API reference: cudaStreamAttachMemAsync",
-                                         "stream-ordered", "will"}),
+                                   Entry{"Programming Guide, N.2.2.1 GPU Exclusive Access To "
+                                         "Managed Memory",
+                                         "CPU/GPU", "会"}),
               attach_rule_not_judged(concurrent));
     const bool writes_as_predicted = concurrent ? story.succeeded() : first && third;
     return ctx.verdict(writes_as_predicted && rules_right,

@@ -63,17 +63,24 @@ std::string cases_text(const Rules& rules, int s) {
                   rules.reused[s][2] ? "reused" : "new block");
 }
 
-// What the new pool says of its reuse rules, and what each setting did (observed).
+// What the new pool says of its reuse rules, and what each setting did (observed). Each rule's
+// entry gives its own "(default enabled)": one documented claim per rule.
 void claim_rules(tutorial::Context& ctx, const Rules& r) {
-    const bool all_enabled = r.defaults[0] == 1 && r.defaults[1] == 1 && r.defaults[2] == 1;
     ctx.claim(tutorial::documented(
-        "reuse_rules_enabled",
-        "a new pool has all three reuse rules on (FollowEventDependencies, AllowOpportunistic, "
-        "AllowInternalDependencies)",
-        all_enabled, format("%d, %d, %d", r.defaults[0], r.defaults[1], r.defaults[2]),
-        "a rule was off in a new pool",
+        "follow_events_default_on", "a new pool has cudaMemPoolReuseFollowEventDependencies on",
+        r.defaults[0] == 1, format("it reads %d", r.defaults[0]), "the rule was off in a new pool",
+        tutorial::Entry{"Runtime API reference: cudaMemPoolReuseFollowEventDependencies",
+                        "cudaMemPoolReuseFollowEventDependencies default enabled", "defaults"}));
+    ctx.claim(tutorial::documented(
+        "opportunistic_default_on", "a new pool has cudaMemPoolReuseAllowOpportunistic on",
+        r.defaults[1] == 1, format("it reads %d", r.defaults[1]), "the rule was off in a new pool",
         tutorial::Entry{"Runtime API reference: cudaMemPoolReuseAllowOpportunistic",
                         "cudaMemPoolReuseAllowOpportunistic default enabled", "defaults"}));
+    ctx.claim(tutorial::documented(
+        "internal_deps_default_on", "a new pool has cudaMemPoolReuseAllowInternalDependencies on",
+        r.defaults[2] == 1, format("it reads %d", r.defaults[2]), "the rule was off in a new pool",
+        tutorial::Entry{"Runtime API reference: cudaMemPoolReuseAllowInternalDependencies",
+                        "cudaMemPoolReuseAllowInternalDependencies default enabled", "defaults"}));
     ctx.claim(tutorial::observed(
         "reuse_with_rules_on",
         "with the rules on, another stream got a block freed earlier, and one freed behind an "
@@ -136,15 +143,19 @@ tutorial::Result run_wrong_stream_free(tutorial::Context& ctx) {
         "the free ran before the reader's copy",
         tutorial::Entry{"Runtime API reference: cudaStreamWaitEvent",
                         "future work submitted to stream", "Makes"}));
+    // cudaFreeAsync inserts the free into the reader's stream, after its copy: the copy is then
+    // a compliant access, made before stream execution reaches the free. That the owner's next
+    // allocation, in another stream, does not get the block while the free is pending is the
+    // allocator's bound: it may reallocate only where compliant accesses will not overlap in time.
     const bool reader_right = f.in_reader_stream.wrong == 0;
     ctx.claim(tutorial::documented(
         "free_in_reader_right",
         "with the free queued in the reader's stream after its copy, the reader copied out every "
         "value right",
         reader_right, format("%zu values wrong", f.in_reader_stream.wrong),
-        "the free ran before the copy queued ahead of it in the same stream",
-        tutorial::Entry{"Runtime API reference: cudaFreeAsync", "Inserts a free operation",
-                        "Inserts"}));
+        "the block was reallocated before the copy queued ahead of its free in the same stream",
+        tutorial::Entry{"Runtime API reference: Stream Ordered Memory Allocator",
+                        "compliant accesses overlap", "will not"}));
     claim_rules(ctx, f.rules);
     return ctx.verdict(
         event_right && reader_right,

@@ -59,14 +59,15 @@ constexpr const char* unsupported_open =
     "the cuCheckpointProcess* entries name no kind of memory they cannot checkpoint; NVIDIA's "
     "cuda-checkpoint README (display driver 570) lists managed (UVM) and IPC memory as not "
     "supported, and says a process that meets one is not kept in a good state";
-constexpr const char* same_address_open =
-    "the cuCheckpointProcessRestore entry restores a process's GPU memory contents from its last "
-    "checkpoint and says nothing of their addresses; NVIDIA's cuda-checkpoint README says mappings "
-    "are restored at their original addresses";
-// Where the values come back: the restore's entry, "Restores a CUDA process ... from its last
-// checkpoint", titled "Restore a CUDA process's GPU memory contents from its last checkpoint"
-// (the checkpoint's brings them into host memory). Neither says at which addresses: that is
-// observed above.
+// What the restore promises, in its entry: "Restores a CUDA process specified by pid from its last
+// checkpoint" (titled "Restore a CUDA process's GPU memory contents from its last checkpoint"; the
+// checkpoint's brings them into host memory). The group's overview says these calls save and
+// restore GPU state for full process checkpoints, and suspend a process to let others use the GPU:
+// a process restored works again with the pointers it holds. So both are judged: the child's
+// pointer names its device memory again (process_back), and its values are the checkpoint's
+// (contents_back). A buffer that came back elsewhere is a process not restored.
+const tutorial::Entry process_back{"Driver API reference: cuCheckpointProcessRestore",
+                                   "CUDA process pid", "restores"};
 const tutorial::Entry contents_back{"Driver API reference: cuCheckpointProcessRestore",
                                     "last checkpoint", "restores"};
 
@@ -278,32 +279,30 @@ void claim_memory(tutorial::Context& ctx, const Found& f, std::size_t bytes,
                   .again([&] { return taken_back_ratio(again(), bytes); }));
 }
 
-// After the unlock: is the child's pointer still device memory (the address, observed), and,
-// where it is, did the child read its pattern back through it (the values, documented)?
+// After the unlock: does the child's pointer name its device memory again, and did the child read
+// its pattern back through it? Both are the restore's promise (contents_back, process_back above).
 void claim_back(tutorial::Context& ctx, const Found& f, std::size_t bytes) {
-    ctx.claim(tutorial::observed(
+    const bool there = f.child_read && f.still_device == 1;  // 0 also where it did not answer
+    ctx.claim(tutorial::documented(
         "address_kept",
-        "after the unlock the child's pointer is device memory again: the buffer came back at "
-        "the address it had",
-        f.still_device == 1,  // 0 also where the child did not answer
+        "after the unlock the restored child's pointer names its device memory again",
+        there,
         !f.child_read ? "the child did not answer"
                       : format("cudaPointerGetAttributes(%p): %s", f.address_after,
                                f.still_device ? "cudaMemoryTypeDevice" : "not device memory"),
-        same_address_open));
+        "the restore did not bring the child's memory back where its pointer names it",
+        process_back));
     ctx.claim(tutorial::documented(
-                  "pattern_back",
-                  "...and the child reads its pattern back there, every value kept through "
-                  "checkpoint and restore",
-                  f.child_read && f.wrong == 0,
-                  f.still_device ? format("%zu of %zu values wrong at %p", f.wrong,
-                                          bytes / sizeof(std::uint32_t), f.address_after)
-                                 : std::string("not read"),
-                  "the checkpoint or the restore lost or changed the child's device memory",
-                  contents_back),
-              f.child_read && f.still_device == 0
-                  ? "the child's pointer no longer names device memory, so the values were not "
-                    "read (a kernel would fault there): address_kept above"
-                  : "");
+        "pattern_back",
+        "...and the child reads its pattern back there, every value kept through checkpoint and "
+        "restore",
+        there && f.wrong == 0,
+        there ? format("%zu of %zu values wrong at %p", f.wrong, bytes / sizeof(std::uint32_t),
+                       f.address_after)
+              : std::string("not read: the pointer names no device memory (a kernel would fault "
+                            "there)"),
+        "the checkpoint or the restore lost or changed the child's device memory",
+        contents_back));
 }
 
 // A lock, checkpoint or restore the driver refused. The entries promise only what a successful
@@ -553,21 +552,17 @@ tutorial::Result run_checkpoint(tutorial::Context& ctx) {
     claim_memory(ctx, f, bytes, [&] { return checkpoint_a_child(ctx.device, bytes, 0).found; });
     claim_back(ctx, f, bytes);
     probe_unsupported(ctx);
-    // The values are pattern_back's (documented); where the buffer came back elsewhere they were
-    // not read (0 wrong), and the verdict rests on the rest: never on address_kept (observed).
-    // Where the child's pointer is no longer device memory, its values cannot be read at the
-    // address it kept, which no entry promises: nothing is left to compare, so no PASS.
-    if (f.child_read && f.still_device == 0) {
-        return ctx.skip("after the restore the child's pointer is no longer device memory, so its "
-                        "values cannot be read where it kept them (address_kept, observed)");
-    }
+    // The verdict rests on the restore's promise: the child's pointer names its device memory
+    // again (address_kept) and every value is back (pattern_back); a moved buffer is a FAIL.
+    const bool there = f.child_read && f.still_device == 1;
     return ctx.verdict(
-        f.child_read && f.wrong == 0 && run.child.succeeded(),
+        there && f.wrong == 0 && run.child.succeeded(),
         format("the child, checkpointed and restored, %s %s",
-               f.child_read ? format("answered with %zu wrong values of its %s and", f.wrong,
-                                     tutorial::format_bytes(bytes).c_str())
-                                  .c_str()
-                            : "did not answer, and",
+               there ? format("answered with %zu wrong values of its %s and", f.wrong,
+                              tutorial::format_bytes(bytes).c_str())
+                           .c_str()
+               : f.child_read ? "found its pointer naming no device memory, and"
+                              : "did not answer, and",
                run.child.describe().c_str()));
 }
 

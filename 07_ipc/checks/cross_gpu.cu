@@ -127,18 +127,19 @@ tutorial::Result run_cross_gpu(tutorial::Context& ctx) {
         "device memory); see the column for what this driver said for each way in. To know where\n"
         "the bytes are, send the owning GPU along with the handle.\n\n");
     const int workers = gpus - 1;
-    // With cudaIpcMemLazyEnablePeerAccess a legacy handle "can attempt" to enable peer access
-    // (its entry promises no more), so what this driver did is observed; imported cuMemCreate
-    // memory is mapped there like any, as its entries promise.
+    // The cudaIpcOpenMemHandle entry's "Maps memory exported ... into the current device address
+    // space" is said of the call in general; for contexts on different devices it says only that
+    // the call "can attempt" to enable peer access, so what this driver did there is observed.
+    // Imported cuMemCreate memory is mapped there like any, as its entries promise.
     ctx.claim(tutorial::observed(
         "legacy_opens_on_other_gpu",
         "workers on other GPUs open the master's cudaMalloc memory by its legacy handle and read "
         "it in place",
         legacy_right == workers,
         format("%d of %d workers read it right%s", legacy_right, workers, legacy_refused.c_str()),
-        "the cudaIpcOpenMemHandle entry says only that, with cudaIpcMemLazyEnablePeerAccess, it "
-        "can attempt to enable peer access between the devices; it does not promise that the "
-        "attempt succeeds"));
+        "the cudaIpcOpenMemHandle entry's \"Maps memory exported from another process\" is "
+        "general; for contexts on different devices it says only that the call \"can attempt\" "
+        "to enable peer access, and promises no success"));
     ctx.claim(tutorial::documented(
         "descriptor_maps_on_other_gpu",
         "...and its cuMemCreate memory by a file descriptor, mapped and granted to their own GPU",

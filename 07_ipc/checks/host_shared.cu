@@ -197,7 +197,10 @@ void claim_shared(tutorial::Context& ctx, const Run& run, std::size_t count) {
     const Shared& file = run.way[memfd];
     // The export entry: a pool created with a handle type (a HostNuma pool is not refused one)
     // is shared by its descriptor, and its blocks by cudaMemPoolExportPointer and
-    // cudaMemPoolImportPointer; cudaMemPoolSetAccess gives the worker's GPU its access.
+    // cudaMemPoolImportPointer; cudaMemPoolSetAccess gives the worker's GPU its access. That the
+    // write shows to the parent's CPU rests also on the cudaMemPoolCreate entry: "In the case of
+    // pools created with cudaMemLocationTypeHostNuma ..., their default accessibility will be
+    // from the host CPU" (the parent's, which created the pool).
     ctx.claim(tutorial::documented(
         "numa_block_shared",
         "a HostNuma pool's block reaches the worker: its kernel reads the parent's values, and "
@@ -218,23 +221,36 @@ void claim_shared(tutorial::Context& ctx, const Run& run, std::size_t count) {
                           : "the worker " + child_result(pool.status).describe(),
         "the cudaMemPoolCreate entry gives a HostNuma pool the host CPU's access where it is "
         "created, and says nothing of the CPU of a process that imports it"));
-    // mmap(2): the pages of a MAP_SHARED mapping are the file's, so every process that maps the
-    // file sees the others' writes; cudaHostGetDevicePointer gives each pinned mapping its
-    // device address.
+    // mmap(2), MAP_SHARED: "Updates to the mapping are visible to other processes mapping the
+    // same region": the two CPUs' views. The worker's write, made in its mapping, shows in the
+    // parent's.
     ctx.claim(tutorial::documented(
         "memfd_shared",
-        "a memfd mapped shared and registered in each process is one memory: the worker's kernel "
-        "reads the parent's values, and its write shows to both CPUs",
-        file.gpu_answered && file.cpu_answered && file.gpu.kernel_wrong == 0 &&
-            file.cpu.cpu_wrong == 0 && file.parent_not_written == 0,
-        file.cpu_answered ? format("%zu wrong in the worker's kernel, %zu on its CPU, %zu not "
-                                   "written in the parent (of %zu)",
-                                   file.gpu.kernel_wrong, file.cpu.cpu_wrong,
+        "a memfd mapped shared in each process is one memory: the worker's write in its mapping "
+        "shows to the parent's CPU",
+        file.gpu_answered && file.parent_not_written == 0,
+        file.gpu_answered ? format("%zu of %zu values not written in the parent",
                                    file.parent_not_written, count)
                           : "the worker " + child_result(file.status).describe(),
-        "one of the mappings was private, or was not pinned before the kernel used it",
+        "one of the mappings was private (a copy on its first write)",
         tutorial::Entry{"Linux man page: mmap", "MAP_SHARED visible other processes",
                         "are visible"}));
+    // The GPU's view: cudaHostRegister "Page-locks the memory range specified by ptr and size
+    // and maps it for the device(s)" (cudaHostRegisterMapped), and cudaHostGetDevicePointer gives
+    // the worker's kernels the device address of its mapping: what the mapping holds (the
+    // parent's values), its kernel reads; what its kernel writes, its CPU reads.
+    ctx.claim(tutorial::documented(
+        "memfd_registered",
+        "...and registered, each mapping is its GPU's too: the worker's kernel reads the parent's "
+        "values through it, and the worker's CPU reads the kernel's write",
+        file.gpu_answered && file.cpu_answered && file.gpu.kernel_wrong == 0 &&
+            file.cpu.cpu_wrong == 0,
+        file.cpu_answered ? format("%zu of %zu values wrong in the worker's kernel, %zu on its CPU",
+                                   file.gpu.kernel_wrong, count, file.cpu.cpu_wrong)
+                          : "the worker " + child_result(file.status).describe(),
+        "the worker's mapping was not pinned and mapped for its GPU before the kernel used it",
+        tutorial::Entry{"Runtime API reference: cudaHostRegister", "memory range device(s)",
+                        "maps"}));
 }
 
 }  // namespace
