@@ -3,6 +3,7 @@
 // crash it); states the lesson as claims.
 #include "01_uva/memcpy_default.cu"
 
+#include "common/device.hpp"
 #include "common/harness/chapter.hpp"
 #include "common/harness/child.hpp"
 #include "common/harness/report.hpp"
@@ -51,6 +52,10 @@ std::string what_it_did(const tutorial::ChildResult& child, const char* call) {
 }  // namespace
 
 tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
+    // The cudaMemcpy entry allows cudaMemcpyDefault only on systems with unified virtual
+    // addressing: elsewhere the lesson has nothing to show.
+    if (tutorial::device_attribute(ctx.device, cudaDevAttrUnifiedAddressing) != 1)
+        return ctx.skip("unifiedAddressing is 0: cudaMemcpyDefault needs unified addressing");
     const std::size_t bytes = ctx.size_or(ctx.quick() ? (1 << 20) : (64 << 20));
     std::printf(
         "Copying %s with cudaMemcpyDefault between two buffers of every kind: 16 ordered pairs.\n"
@@ -102,7 +107,7 @@ tutorial::Result run_memcpy_default(tutorial::Context& ctx) {
         "default_finds_direction",
         "cudaMemcpyDefault finds the direction from the addresses for all 16 pairs of kinds",
         bad_pairs == 0, tutorial::format("%d of 16 pairs arrived intact", 16 - bad_pairs),
-        "this system has no unified addressing, so the runtime cannot tell the kinds apart",
+        "the runtime took a pair's kinds for others, although the addresses tell them apart",
         tutorial::Entry{"Runtime API reference: cudaMemcpy",
                         "cudaMemcpyDefault type of transfer pointer values", "is inferred"}));
     // The child's line for kind 7 reads "<call> -> <error>, data ...": the error is the answer.

@@ -92,7 +92,8 @@ bool report_refusals(tutorial::Context& ctx, const ChildResult& child) {
     ctx.claim(tutorial::observed(
         "own_device_code",
         "for one's own device cudaDeviceEnablePeerAccess returns cudaErrorPeerAccessUnsupported, "
-        "the Driver API entry's code, not the Runtime API entry's cudaErrorInvalidDevice",
+        "one of the two codes the Driver API entry gives for this case, not the Runtime API "
+        "entry's cudaErrorInvalidDevice",
         itself == "cudaErrorPeerAccessUnsupported", "returned " + itself,
         "the references disagree on the code: the cudaDeviceEnablePeerAccess entry returns "
         "cudaErrorInvalidDevice where cudaDeviceCanAccessPeer says 0, as it does for a device "

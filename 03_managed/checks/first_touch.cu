@@ -98,7 +98,9 @@ bool claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t 
     const Judge j{static_cast<double>(bytes)};
     // N.2.1.1: devices of compute capability 6.x and later allocate no physical memory at the
     // cudaMallocManaged call (its 可能, in the sentence's next statement, is about where the pages
-    // go at first touch: the CPU or the GPU). Judged where pages are made on demand.
+    // go at first touch: the CPU or the GPU). Judged where pages are made on demand. The promise
+    // is the Guide's: the cudaMallocManaged entry says only that the memory may not be populated
+    // when the call returns.
     const bool none_at_call = j.nothing(t.alloc) && j.nothing(t.alloc_2);
     const std::string no_paging = tutorial::why_no_on_demand_paging(ctx.device);
     ctx.claim(tutorial::documented(

@@ -222,12 +222,14 @@ void claim_shared(tutorial::Context& ctx, const Run& run, std::size_t count) {
         "the cudaMemPoolCreate entry gives a HostNuma pool the host CPU's access where it is "
         "created, and says nothing of the CPU of a process that imports it"));
     // mmap(2), MAP_SHARED: "Updates to the mapping are visible to other processes mapping the
-    // same region": the two CPUs' views. The worker's write, made in its mapping, shows in the
-    // parent's.
+    // same region": one memory behind both mappings. The worker's kernel writes through its
+    // registered mapping (cudaHostRegister pins those very pages in place and maps them for the
+    // device, memfd_registered below), so the write is an update to the mapping, and shows in
+    // the parent's.
     ctx.claim(tutorial::documented(
         "memfd_shared",
-        "a memfd mapped shared in each process is one memory: the worker's write in its mapping "
-        "shows to the parent's CPU",
+        "a memfd mapped shared in each process is one memory: the worker's kernel's write, "
+        "through its registered mapping, shows to the parent's CPU",
         file.gpu_answered && file.parent_not_written == 0,
         file.gpu_answered ? format("%zu of %zu values not written in the parent",
                                    file.parent_not_written, count)
