@@ -89,10 +89,15 @@ void print_free_memory(const FreeMemory& f) {
     table.print();
 }
 
-// What cudaMemGetInfo showed: no memory at the call, as N.2.1.1 promises (true where that was
-// judged; a claim not held fails the section by itself); where pages go, as observations: the
-// reference leaves that open.
-bool claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t bytes,
+// What the cudaMallocManaged calls took, as N.2.1.1 promises: judged where pages are made on
+// demand, and whether they took nothing.
+struct AtTheCall {
+    bool judged = false, none = false;
+};
+
+// What cudaMemGetInfo showed: no memory at the call (documented); where pages go, as
+// observations: the reference leaves that open.
+AtTheCall claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t bytes,
                        const std::string& paging) {
     const Taken t = taken_by(f);
     const Judge j{static_cast<double>(bytes)};
@@ -131,7 +136,7 @@ bool claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t 
                                  j.all(t.cuda_malloc), used(t.cuda_malloc) + " at cudaMalloc",
                                  "the cudaMalloc entry says it allocates device memory, not when "
                                  "cudaMemGetInfo's free count falls"));
-    return no_paging.empty();
+    return {no_paging.empty(), none_at_call};
 }
 
 // What the counted claims came to: how many could be judged and held, and why the others could
@@ -250,26 +255,26 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
         "when the GPU runs out. This course never asks for more managed memory than the GPU\n"
         "has free; the README says why.\n\n");
     const std::string paging = tutorial::why_pages_need_not_migrate(ctx.device);
-    const bool call_judged = claim_free_memory(ctx, f, bytes, paging);
+    const AtTheCall call = claim_free_memory(ctx, f, bytes, paging);
     const Counted counted = count_and_judge(ctx, paging);
     // Judged: the allocation at the call (documented, where pages are made on demand) and the
     // counted claims; the other free-memory steps are observations. With neither, the section
     // has judged nothing, and says so.
-    if (!call_judged && counted.judged == 0) {
+    if (!call.judged && counted.judged == 0) {
         return ctx.skip("nothing here could be judged: " +
                         tutorial::why_no_on_demand_paging(ctx.device) +
                         "; the counted claims were not judged (" + counted.why_not + ")");
     }
     const Taken t = taken_by(f);
-    const Judge j{static_cast<double>(bytes)};
-    const bool none_at_call = j.nothing(t.alloc) && j.nothing(t.alloc_2);
-    return ctx.verdict((!call_judged || none_at_call) && counted.held == counted.judged,
+    return ctx.verdict((!call.judged || call.none) && counted.held == counted.judged,
                        tutorial::format("%d of %d counted claims held; two cudaMallocManaged "
                                         "calls of %s took %s and %s of device memory "
-                                        "(cudaMemGetInfo)",
+                                        "(cudaMemGetInfo; %s)",
                                         counted.held, counted.judged,
                                         tutorial::format_bytes(bytes).c_str(),
-                                        used(t.alloc).c_str(), used(t.alloc_2).c_str()));
+                                        used(t.alloc).c_str(), used(t.alloc_2).c_str(),
+                                        call.judged ? "N.2.1.1: none at the call"
+                                                    : "not judged here"));
 }
 
 TUTORIAL_SECTION(first_touch, run_first_touch);
