@@ -113,7 +113,8 @@ AtTheCall claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::si
                   none_at_call,
                   used(t.alloc) + " at the first, " + used(t.alloc_2) + " at the second",
                   "the driver allocated physical memory at the call, or another process "
-                  "allocated device memory meanwhile (each walkthrough was run again)",
+                  "allocated device memory meanwhile (the walkthrough ran up to three "
+                  "times, once under compute-sanitizer)",
                   tutorial::Entry{"Programming Guide, N.2.1.1 Explicit Allocation Using "
                                   "cudaMallocManaged()",
                                   "6.x cudaMallocManaged() 物理内存", "不会"}),
