@@ -95,8 +95,8 @@ struct AtTheCall {
     bool judged = false, none = false;
 };
 
-// What cudaMemGetInfo showed: no memory at the call (documented); where pages go, as
-// observations: the reference leaves that open.
+// What cudaMemGetInfo showed: no memory at the call (documented: the Programming Guide's
+// N.2.1.1); where pages go, as observations: the reference leaves that open.
 AtTheCall claim_free_memory(tutorial::Context& ctx, const FreeMemory& f, std::size_t bytes,
                        const std::string& paging) {
     const Taken t = taken_by(f);
@@ -258,9 +258,9 @@ tutorial::Result run_first_touch(tutorial::Context& ctx) {
     const std::string paging = tutorial::why_pages_need_not_migrate(ctx.device);
     const AtTheCall call = claim_free_memory(ctx, f, bytes, paging);
     const Counted counted = count_and_judge(ctx, paging);
-    // Judged: the allocation at the call (documented, where pages are made on demand) and the
-    // counted claims; the other free-memory steps are observations. With neither, the section
-    // has judged nothing, and says so.
+    // Judged: the allocation at the call (documented in the Guide's N.2.1.1; judged where pages
+    // are made on demand) and the counted claims; the other free-memory steps are observations.
+    // With neither, the section has judged nothing, and says so.
     if (!call.judged && counted.judged == 0) {
         return ctx.skip("nothing here could be judged: " +
                         tutorial::why_no_on_demand_paging(ctx.device) +
